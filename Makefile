@@ -1,0 +1,53 @@
+# The two commands of the README:
+#   make demo   install what is missing, build, train the tiny model on generated cartoons
+#   make test   install what is missing, build, run every test (plus sanitizer and fuzz-smoke configurations)
+BUILD ?= build
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+# libtorch's intra-op threads are set by bridgetune itself; OpenBLAS must not add its own on top.
+export OPENBLAS_NUM_THREADS = 1
+
+.PHONY: deps build demo test test-unit test-asan test-tsan test-fuzz bench clean
+
+deps:
+	@bash scripts/install_deps.sh
+
+build: deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	$(BUILD)/bridgetune train --output_dir runs/demo --overwrite_output_dir
+
+test: build test-unit test-asan test-tsan test-fuzz
+
+test-unit:
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+# Unit tests of the libtorch-free modules under ASan+UBSan.
+test-asan: deps
+	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBT_WITH_TORCH=OFF -DBT_CUDA=OFF \
+	  -DBT_SANITIZE=address,undefined
+	cmake --build build-asan -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan --output-on-failure -j $(JOBS)
+
+# The threaded loader's tests under ThreadSanitizer.
+test-tsan: deps
+	cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBT_WITH_TORCH=OFF -DBT_CUDA=OFF \
+	  -DBT_SANITIZE=thread
+	cmake --build build-tsan -j $(JOBS)
+	TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure -j $(JOBS) -L threads
+
+# Every libFuzzer target, briefly, from its seed corpus (a smoke run; run longer by hand with FUZZ_SECONDS).
+FUZZ_SECONDS ?= 15
+test-fuzz: deps
+	CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBT_WITH_TORCH=OFF \
+	  -DBT_CUDA=OFF -DBT_FUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+	cmake --build build-fuzz -j $(JOBS)
+	bash scripts/run_fuzzers.sh build-fuzz $(FUZZ_SECONDS)
+
+bench: build
+	$(BUILD)/bridgetune bench
+
+clean:
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz

@@ -1,0 +1,39 @@
+// bridgetune: one binary, one subcommand per job. See command.h for how commands plug in.
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+
+#include "cli/command.h"
+#include "common/error.h"
+
+namespace bt::cli {
+std::vector<CommandSpec>& registry() {
+  static std::vector<CommandSpec> commands;
+  return commands;
+}
+}  // namespace bt::cli
+
+int main(int argc, char** argv) {
+  CLI::App app{"bridgetune: fast contrastive fine-tuning of BridgeTower on image-caption data"};
+  app.require_subcommand(1);
+  app.fallthrough(false);
+  auto& commands = bt::cli::registry();
+  std::sort(commands.begin(), commands.end(),
+            [](const auto& a, const auto& b) { return a.order != b.order ? a.order < b.order : a.name < b.name; });
+  for (auto& c : commands) {
+    CLI::App* sub = app.add_subcommand(c.name, c.description);
+    c.setup(*sub);
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const bt::Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

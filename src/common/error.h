@@ -1,0 +1,28 @@
+// bt::Error is the one exception type that crosses module boundaries. Its message is meant to be shown to
+// the user as-is on one line: it names the file (or flag) at fault and what to fix.
+#pragma once
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace bt {
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Concatenate anything streamable: bt::str("file ", path, ": bad header").
+template <class... Args>
+std::string str(const Args&... args) {
+  std::ostringstream os;
+  (os << ... << args);
+  return os.str();
+}
+
+template <class... Args>
+[[noreturn]] void fail(const Args&... args) {
+  throw Error(str(args...));
+}
+
+}  // namespace bt

@@ -1,0 +1,31 @@
+// A Dataset is a random-access table of (image, caption) rows: image folder + JSONL/CSV, parquet, and the
+// in-memory synthetic set all implement it. Streaming sources (WebDataset tar shards) are read through
+// data/shard_stream.h instead, because they cannot be indexed without reading everything.
+//
+// Contract:
+//  - size(), caption(), image_key() and describe() are cheap and safe to call from any thread.
+//  - read_image() returns the encoded image bytes (JPEG/PNG/...) of row i; it is thread-safe and may be
+//    called concurrently by loader workers. It throws bt::Error whose message names the file (and row) at
+//    fault and why, e.g. "data/captions.jsonl:17: image 'a.jpg': No such file or directory".
+//  - image_key() identifies the image of a row (rows sharing a key share an image). It is used to avoid
+//    duplicate images in one contrastive batch and as the decoded-image cache key.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace bt::data {
+
+class Dataset {
+ public:
+  virtual ~Dataset() = default;
+  virtual size_t size() const = 0;
+  virtual const std::string& caption(size_t i) const = 0;
+  virtual const std::string& image_key(size_t i) const = 0;
+  virtual void read_image(size_t i, std::vector<uint8_t>& bytes) const = 0;
+  // Where row i comes from, for error messages: "captions.jsonl:17 (images/a.jpg)".
+  virtual std::string describe(size_t i) const = 0;
+};
+
+}  // namespace bt::data
