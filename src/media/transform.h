@@ -1,0 +1,55 @@
+// The per-sample image path the loader runs in its workers: encoded bytes -> decoded RGB8 -> resized and
+// cropped uint8 HWC square -> (at batch time) normalised float CHW. Pure functions of their inputs and a
+// per-sample seed, so any worker count gives identical batches.
+//
+// Contract (implemented in media/*.cpp):
+//  - transform_to_u8() decodes `encoded` (JPEG or PNG, sniffed from the bytes, never from a file name) and
+//    writes spec.image_size^2 * 3 bytes, RGB interleaved, to out_hwc. With spec.mode == kEval it is the
+//    reference eval transform (resize shortest edge to image_size with Pillow's antialiased bicubic, then
+//    center crop); with kTrain it is torchvision's RandomResizedCrop(scale, ratio) + horizontal flip with
+//    probability hflip_p, the random draws taken from `sample_seed` only.
+//  - Bad input (corrupt/truncated/unsupported bytes, more than spec.max_image_pixels pixels) throws
+//    bt::Error with the reason only; the caller prefixes which file/row it was.
+//  - normalize_hwc_to_chw() maps uint8 HWC to float CHW: (x / 255 - mean[c]) / std[c].
+//  - MediaScratch holds per-thread reusable buffers (decode output, resize intermediates); one per worker.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+
+namespace bt::media {
+
+// CLIP's normalisation, as the BridgeTower processor uses.
+inline constexpr float kClipMean[3] = {0.48145466f, 0.4578275f, 0.40821073f};
+inline constexpr float kClipStd[3] = {0.26862954f, 0.26130258f, 0.27577711f};
+// Pillow's Image.MAX_IMAGE_PIXELS: larger images are refused as decompression bombs.
+inline constexpr uint64_t kDefaultMaxImagePixels = 89478485;
+
+enum class TransformMode { kEval, kTrain };
+
+struct TransformSpec {
+  int image_size = 288;
+  TransformMode mode = TransformMode::kEval;
+  bool dct_scaling = true;  // decode JPEGs at a reduced DCT scale when the output stays >= the target
+  uint64_t max_image_pixels = kDefaultMaxImagePixels;
+  // RandomResizedCrop / flip parameters (kTrain only), torchvision's defaults.
+  double scale_min = 0.08, scale_max = 1.0;
+  double ratio_min = 3.0 / 4.0, ratio_max = 4.0 / 3.0;
+  double hflip_p = 0.5;
+};
+
+struct TransformTiming {
+  double decode_s = 0;
+  double transform_s = 0;  // resize + crop (+ flip)
+};
+
+class MediaScratch;  // opaque per-thread buffers
+std::unique_ptr<MediaScratch> make_scratch();
+
+void transform_to_u8(std::span<const uint8_t> encoded, const TransformSpec& spec, uint64_t sample_seed,
+                     uint8_t* out_hwc, MediaScratch& scratch, TransformTiming* timing = nullptr);
+
+void normalize_hwc_to_chw(const uint8_t* hwc, int width, int height, float* chw,
+                          const float mean[3] = kClipMean, const float std[3] = kClipStd);
+
+}  // namespace bt::media
