@@ -26,6 +26,10 @@ class Dataset {
   virtual void read_image(size_t i, std::vector<uint8_t>& bytes) const = 0;
   // Where row i comes from, for error messages: "captions.jsonl:17 (images/a.jpg)".
   virtual std::string describe(size_t i) const = 0;
+  // Rows kept in the table although they failed to parse (a source opened with on_bad_row = skip). The
+  // loader skips and counts them like any other bad sample; read_image() on such a row throws bad_reason(i).
+  virtual bool is_bad(size_t i) const { return false; }
+  virtual std::string bad_reason(size_t i) const { return {}; }
 };
 
 }  // namespace bt::data
