@@ -1,0 +1,51 @@
+// Crash-safe checkpoint directories: output_dir/checkpoint-N/ appears complete or not at all.
+// A StagedDir is written under output_dir/.tmp-checkpoint-N.<pid>/; commit() fsyncs every file and the folder,
+// then renames it into place (replacing an older checkpoint-N only after the new one is durable) and fsyncs the
+// parent. A kill at any moment leaves every earlier checkpoint-N intact; leftover .tmp-* folders are removed by
+// remove_stale_staging(). Torch-free on purpose: the trainer's tensors are serialized by the caller.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace bt::train {
+
+namespace fs = std::filesystem;
+
+// Write `data` to `path` via a temp file + fsync + rename + fsync(parent): readers see old or new, never half.
+void write_file_atomic(const fs::path& path, std::string_view data);
+void fsync_file(const fs::path& path);
+void fsync_dir(const fs::path& dir);
+
+class StagedDir {
+ public:
+  StagedDir(const fs::path& parent, const std::string& final_name);
+  ~StagedDir();  // an uncommitted staging folder is removed
+  StagedDir(const StagedDir&) = delete;
+  StagedDir& operator=(const StagedDir&) = delete;
+
+  const fs::path& path() const { return tmp_; }
+  void commit();
+  const fs::path& final_path() const { return final_; }
+
+ private:
+  fs::path parent_, tmp_, final_;
+  bool committed_ = false;
+};
+
+struct CheckpointRef {
+  int64_t step;
+  fs::path path;
+};
+
+// checkpoint-N folders of output_dir, sorted by N (folders whose name does not parse are ignored).
+std::vector<CheckpointRef> list_checkpoints(const fs::path& output_dir);
+// "latest" → the highest checkpoint-N of output_dir (error if none); any other value must be a checkpoint dir.
+fs::path resolve_resume_dir(const std::string& value, const fs::path& output_dir);
+// Keep the newest `limit` checkpoints (limit <= 0: keep all). Returns the folders removed.
+std::vector<fs::path> rotate_checkpoints(const fs::path& output_dir, int64_t limit);
+void remove_stale_staging(const fs::path& output_dir);
+
+}  // namespace bt::train

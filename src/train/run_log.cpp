@@ -1,0 +1,80 @@
+#include "train/run_log.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "common/error.h"
+#include "train/checkpoint_dir.h"
+
+namespace bt::train {
+
+nlohmann::json to_json(const WindowRecord& r) {
+  return {{"step", r.step},   {"epoch", r.epoch},         {"loss", r.loss},
+          {"lr", r.lr},       {"samples_per_s", r.samples_per_s}, {"data_wait_percent", r.data_wait_percent},
+          {"grad_norm", r.grad_norm}};
+}
+
+MetricsLog::MetricsLog(const std::filesystem::path& path, bool append, int64_t keep_through_step) {
+  std::string kept;
+  if (append) {
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+      auto j = nlohmann::json::parse(line, nullptr, false);
+      if (j.is_discarded() || !j.is_object()) continue;  // a line cut by a kill
+      if (j.value("step", int64_t{0}) > keep_through_step) continue;
+      kept += line + "\n";
+    }
+  }
+  write_file_atomic(path, kept);
+  f_ = std::fopen(path.c_str(), "a");
+  if (!f_) fail(path.string(), ": cannot open for writing");
+}
+
+MetricsLog::~MetricsLog() {
+  if (f_) std::fclose(f_);
+}
+
+void MetricsLog::write(const nlohmann::json& record) {
+  const std::string s = record.dump() + "\n";
+  std::fwrite(s.data(), 1, s.size(), f_);
+  std::fflush(f_);
+}
+
+void MetricsLog::write(const WindowRecord& r) { write(to_json(r)); }
+
+std::vector<WindowRecord> read_window_records(const std::filesystem::path& path) {
+  std::vector<WindowRecord> out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || j.contains("eval_loss") || !j.contains("loss")) continue;
+    WindowRecord r;
+    r.step = j.value("step", int64_t{0});
+    r.epoch = j.value("epoch", 0.0);
+    r.loss = j.value("loss", 0.0);
+    r.lr = j.value("lr", 0.0);
+    r.samples_per_s = j.value("samples_per_s", 0.0);
+    r.data_wait_percent = j.value("data_wait_percent", 0.0);
+    r.grad_norm = j.value("grad_norm", 0.0);
+    out.push_back(r);
+  }
+  return out;
+}
+
+void write_json_atomic(const std::filesystem::path& path, const nlohmann::json& j) {
+  write_file_atomic(path, j.dump(2) + "\n");
+}
+
+nlohmann::json read_json_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) fail(path.string(), ": cannot open");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto j = nlohmann::json::parse(ss.str(), nullptr, false);
+  if (j.is_discarded()) fail(path.string(), ": not valid JSON");
+  return j;
+}
+
+}  // namespace bt::train

@@ -1,0 +1,116 @@
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "common/error.h"
+#include "train/checkpoint_dir.h"
+
+using namespace bt::train;
+
+namespace {
+fs::path fresh_dir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("bt_train_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+void write(const fs::path& p, const std::string& s) { std::ofstream(p) << s; }
+
+void make_checkpoint(const fs::path& out, int64_t step, const std::string& payload) {
+  StagedDir d(out, "checkpoint-" + std::to_string(step));
+  write(d.path() / "model.bin", payload);
+  write(d.path() / "trainer_state.json", "{}");
+  d.commit();
+}
+}  // namespace
+
+TEST(CheckpointDir, CommitMakesFolderAppearWhole) {
+  auto out = fresh_dir("commit");
+  make_checkpoint(out, 10, "ten");
+  auto cks = list_checkpoints(out);
+  ASSERT_EQ(cks.size(), 1u);
+  EXPECT_EQ(cks[0].step, 10);
+  EXPECT_EQ(slurp(out / "checkpoint-10" / "model.bin"), "ten");
+  // No staging leftovers.
+  for (auto& e : fs::directory_iterator(out)) EXPECT_EQ(e.path().filename().string().rfind(".tmp", 0), std::string::npos);
+  fs::remove_all(out);
+}
+
+TEST(CheckpointDir, KillMidWriteLeavesPreviousCheckpointIntact) {
+  auto out = fresh_dir("kill");
+  make_checkpoint(out, 10, "ten");
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    StagedDir d(out, "checkpoint-20");
+    write(d.path() / "model.bin", "half-writ");
+    ::kill(::getpid(), SIGKILL);  // dies before commit(): destructors never run
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  auto cks = list_checkpoints(out);
+  ASSERT_EQ(cks.size(), 1u);
+  EXPECT_EQ(cks[0].step, 10);
+  EXPECT_EQ(slurp(out / "checkpoint-10" / "model.bin"), "ten");
+  EXPECT_EQ(resolve_resume_dir("latest", out), out / "checkpoint-10");
+  remove_stale_staging(out);
+  int entries = 0;
+  for (auto& e : fs::directory_iterator(out)) ++entries, (void)e;
+  EXPECT_EQ(entries, 1);
+  fs::remove_all(out);
+}
+
+TEST(CheckpointDir, KillBetweenRenamesRestoresTheOldCopy) {
+  auto out = fresh_dir("oldcopy");
+  make_checkpoint(out, 10, "ten");
+  fs::rename(out / "checkpoint-10", out / ".old-checkpoint-10.123");  // state right after "move aside"
+  remove_stale_staging(out);
+  EXPECT_EQ(slurp(out / "checkpoint-10" / "model.bin"), "ten");
+  fs::remove_all(out);
+}
+
+TEST(CheckpointDir, ReplaceSameStepAndRotate) {
+  auto out = fresh_dir("rotate");
+  for (int s : {5, 10, 15, 20}) make_checkpoint(out, s, "v" + std::to_string(s));
+  make_checkpoint(out, 20, "again");
+  EXPECT_EQ(slurp(out / "checkpoint-20" / "model.bin"), "again");
+  fs::create_directories(out / "checkpoint-abc");  // not ours: ignored
+  auto removed = rotate_checkpoints(out, 2);
+  EXPECT_EQ(removed.size(), 2u);
+  auto cks = list_checkpoints(out);
+  ASSERT_EQ(cks.size(), 2u);
+  EXPECT_EQ(cks[0].step, 15);
+  EXPECT_EQ(cks[1].step, 20);
+  EXPECT_TRUE(fs::exists(out / "checkpoint-abc"));
+  fs::remove_all(out);
+}
+
+TEST(CheckpointDir, ResolveErrors) {
+  auto out = fresh_dir("resolve");
+  EXPECT_THROW(resolve_resume_dir("latest", out), bt::Error);
+  EXPECT_THROW(resolve_resume_dir((out / "nope").string(), out), bt::Error);
+  fs::create_directories(out / "x");
+  EXPECT_THROW(resolve_resume_dir((out / "x").string(), out), bt::Error);
+  fs::remove_all(out);
+}
+
+TEST(CheckpointDir, AtomicFileWrite) {
+  auto out = fresh_dir("atomic");
+  write_file_atomic(out / "a.json", "one");
+  write_file_atomic(out / "a.json", "two");
+  EXPECT_EQ(slurp(out / "a.json"), "two");
+  EXPECT_THROW(write_file_atomic(out / "missing_dir" / "a.json", "x"), bt::Error);
+  fs::remove_all(out);
+}

@@ -1,0 +1,57 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numbers>
+
+#include "common/error.h"
+#include "train/schedule.h"
+
+using namespace bt::train;
+
+TEST(Schedule, LinearWarmupThenDecayToZero) {
+  Schedule s{ScheduleType::kLinear, 10, 110};
+  EXPECT_DOUBLE_EQ(s.lr_factor(0), 0.0);
+  EXPECT_DOUBLE_EQ(s.lr_factor(5), 0.5);
+  EXPECT_DOUBLE_EQ(s.lr_factor(10), 1.0);
+  EXPECT_DOUBLE_EQ(s.lr_factor(60), 0.5);
+  EXPECT_DOUBLE_EQ(s.lr_factor(110), 0.0);
+  EXPECT_DOUBLE_EQ(s.lr_factor(200), 0.0);
+}
+
+TEST(Schedule, LinearWithoutWarmupStartsAtOne) {
+  Schedule s{ScheduleType::kLinear, 0, 4};
+  EXPECT_DOUBLE_EQ(s.lr_factor(0), 1.0);
+  EXPECT_DOUBLE_EQ(s.lr_factor(1), 0.75);
+  EXPECT_DOUBLE_EQ(s.lr_factor(3), 0.25);
+}
+
+TEST(Schedule, CosineMatchesHfFormula) {
+  Schedule s{ScheduleType::kCosine, 4, 24};
+  EXPECT_DOUBLE_EQ(s.lr_factor(2), 0.5);
+  EXPECT_DOUBLE_EQ(s.lr_factor(4), 1.0);
+  EXPECT_NEAR(s.lr_factor(14), 0.5, 1e-12);  // half way through the decay
+  const double p = (9.0 - 4.0) / 20.0;
+  EXPECT_NEAR(s.lr_factor(9), 0.5 * (1 + std::cos(std::numbers::pi * p)), 1e-12);
+  EXPECT_NEAR(s.lr_factor(24), 0.0, 1e-12);
+}
+
+TEST(Schedule, ConstantIgnoresWarmupLikeHf) {
+  Schedule c{ScheduleType::kConstant, 10, 100};
+  EXPECT_DOUBLE_EQ(c.lr_factor(0), 1.0);
+  Schedule cw{ScheduleType::kConstantWithWarmup, 10, 100};
+  EXPECT_DOUBLE_EQ(cw.lr_factor(0), 0.0);
+  EXPECT_DOUBLE_EQ(cw.lr_factor(3), 0.3);
+  EXPECT_DOUBLE_EQ(cw.lr_factor(50), 1.0);
+}
+
+TEST(Schedule, WarmupRatioRoundsUpAndStepsWin) {
+  EXPECT_EQ(resolve_warmup_steps(0, 0.1, 95), 10);
+  EXPECT_EQ(resolve_warmup_steps(0, 0.0, 95), 0);
+  EXPECT_EQ(resolve_warmup_steps(7, 0.5, 95), 7);
+}
+
+TEST(Schedule, ParseNames) {
+  EXPECT_EQ(parse_schedule_type("cosine"), ScheduleType::kCosine);
+  EXPECT_STREQ(schedule_name(parse_schedule_type("constant")), "constant");
+  EXPECT_THROW(parse_schedule_type("polynomial_x"), bt::Error);
+}
