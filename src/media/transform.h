@@ -43,7 +43,17 @@ struct TransformTiming {
   double transform_s = 0;  // resize + crop (+ flip)
 };
 
-class MediaScratch;  // opaque per-thread buffers
+// Opaque per-thread buffers. Complete here (with an out-of-line destructor) so that callers can destroy
+// the std::unique_ptr<MediaScratch> make_scratch() returns.
+class MediaScratch {
+ public:
+  MediaScratch();
+  ~MediaScratch();
+  MediaScratch(const MediaScratch&) = delete;
+  MediaScratch& operator=(const MediaScratch&) = delete;
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
 std::unique_ptr<MediaScratch> make_scratch();
 
 void transform_to_u8(std::span<const uint8_t> encoded, const TransformSpec& spec, uint64_t sample_seed,

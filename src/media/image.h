@@ -1,0 +1,28 @@
+// An owned RGB8 image: rows of width * 3 bytes, interleaved R,G,B, tightly packed (stride = width * 3).
+// The buffer is reused across images (AlignedBuffer never shrinks), so a per-worker Image costs no
+// allocation in steady state.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "common/aligned_buffer.h"
+
+namespace bt::media {
+
+struct ImageU8 {
+  int width = 0;
+  int height = 0;
+  AlignedBuffer<uint8_t> pixels;
+
+  void reset(int w, int h) {
+    width = w;
+    height = h;
+    // One spare byte: the SIMD transposer reads/writes pixels as 4-byte words.
+    pixels.resize(static_cast<size_t>(w) * h * 3 + 1);
+  }
+  size_t stride() const { return static_cast<size_t>(width) * 3; }
+  uint8_t* row(int y) { return pixels.data() + y * stride(); }
+  const uint8_t* row(int y) const { return pixels.data() + y * stride(); }
+};
+
+}  // namespace bt::media

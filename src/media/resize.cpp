@@ -1,0 +1,121 @@
+#include "media/resize.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "common/error.h"
+#include "media/simd.h"
+
+namespace bt::media {
+namespace {
+
+// Source rows per horizontal block. The block is transposed so that each horizontal tap becomes a
+// contiguous run of kBlock * 3 bytes with one weight, the same shape as the vertical pass, which the
+// SIMD multiply-accumulate handles at full width.
+constexpr int kBlock = 32;
+constexpr size_t kColBytes = kBlock * 3 + 4;  // +4: 4-byte stores of a 3-byte pixel may spill into the pad
+
+// Horizontal pass over source rows [y0, y1), output columns [ox, ox + nw) of the coefficient table,
+// written as rows of nw * 3 bytes to tmp (row r -> tmp + (r - y0) * nw * 3).
+void horizontal_pass(const uint8_t* src, int w, size_t stride, int y0, int y1, const ResampleCoeffs& hc,
+                     int ox, int nw, uint8_t* tmp, ResizeScratch& s) {
+  const int xlo = hc.bounds[ox].first;
+  int xhi = xlo;
+  for (int o = ox; o < ox + nw; ++o) xhi = std::max(xhi, hc.bounds[o].first + hc.bounds[o].count);
+  const int ncols = xhi - xlo;
+  s.cols.resize(static_cast<size_t>(ncols) * kColBytes);
+  s.hout.resize(static_cast<size_t>(nw) * kColBytes);
+  std::vector<const uint8_t*> rows(static_cast<size_t>(hc.taps));
+  const size_t tmp_stride = static_cast<size_t>(nw) * 3;
+  for (int b0 = y0; b0 < y1; b0 += kBlock) {
+    const int nb = std::min(kBlock, y1 - b0);
+    uint8_t* cols = s.cols.data();
+    for (int r = 0; r < nb; ++r) {
+      const uint8_t* sp = src + static_cast<size_t>(b0 + r) * stride + static_cast<size_t>(xlo) * 3;
+      uint8_t* cp = cols + r * 3;
+      int x = 0;
+      // 4-byte moves, except the row's last pixel, whose 4th byte may lie outside the caller's buffer.
+      const int n4 = (xlo + ncols < w) ? ncols : ncols - 1;
+      for (; x < n4; ++x) std::memcpy(cp + x * kColBytes, sp + x * 3, 4);
+      for (; x < ncols; ++x) std::memcpy(cp + x * kColBytes, sp + x * 3, 3);
+    }
+    const size_t n = static_cast<size_t>(nb) * 3;
+    for (int o = 0; o < nw; ++o) {
+      const ResampleBounds bd = hc.bounds[ox + o];
+      for (int k = 0; k < bd.count; ++k) rows[k] = cols + static_cast<size_t>(bd.first - xlo + k) * kColBytes;
+      mac_rows_u8(rows.data(), &hc.fixed[static_cast<size_t>(ox + o) * hc.taps], bd.count, n,
+                  s.hout.data() + static_cast<size_t>(o) * kColBytes);
+    }
+    // Back to row-major.
+    for (int r = 0; r < nb; ++r) {
+      uint8_t* tp = tmp + static_cast<size_t>(b0 - y0 + r) * tmp_stride;
+      const uint8_t* hp = s.hout.data() + r * 3;
+      int o = 0;
+      for (; o + 1 < nw; ++o) std::memcpy(tp + o * 3, hp + o * kColBytes, 4);
+      for (; o < nw; ++o) std::memcpy(tp + o * 3, hp + o * kColBytes, 3);
+    }
+  }
+}
+
+void vertical_pass(const uint8_t* in, size_t in_stride, int row_offset, const ResampleCoeffs& vc, int oy,
+                   int nh, size_t nbytes, uint8_t* dst, size_t dst_stride) {
+  std::vector<const uint8_t*> rows(static_cast<size_t>(vc.taps));
+  for (int y = 0; y < nh; ++y) {
+    const ResampleBounds bd = vc.bounds[oy + y];
+    for (int k = 0; k < bd.count; ++k) rows[k] = in + static_cast<size_t>(bd.first - row_offset + k) * in_stride;
+    mac_rows_u8(rows.data(), &vc.fixed[static_cast<size_t>(oy + y) * vc.taps], bd.count, nbytes,
+                dst + static_cast<size_t>(y) * dst_stride);
+  }
+}
+
+void flip_rows(uint8_t* dst, size_t dst_stride, int w, int h) {
+  for (int y = 0; y < h; ++y) {
+    uint8_t* p = dst + static_cast<size_t>(y) * dst_stride;
+    for (int a = 0, b = w - 1; a < b; ++a, --b)
+      for (int c = 0; c < 3; ++c) std::swap(p[a * 3 + c], p[b * 3 + c]);
+  }
+}
+
+}  // namespace
+
+void resize_rgb8(const uint8_t* src, int w, int h, size_t stride, const Box& box, int out_w, int out_h,
+                 const Window& win, uint8_t* dst, size_t dst_stride, ResizeScratch& s, bool hflip,
+                 Filter filter) {
+  if (w <= 0 || h <= 0 || out_w <= 0 || out_h <= 0 || stride < static_cast<size_t>(w) * 3)
+    fail("resize: bad sizes (", w, "x", h, " -> ", out_w, "x", out_h, ")");
+  if (win.x < 0 || win.y < 0 || win.w <= 0 || win.h <= 0 || win.x + win.w > out_w || win.y + win.h > out_h)
+    fail("resize: window ", win.w, "x", win.h, "+", win.x, "+", win.y, " outside ", out_w, "x", out_h);
+  const bool need_h = out_w != w || box.x0 != 0 || box.x1 != out_w;
+  const bool need_v = out_h != h || box.y0 != 0 || box.y1 != out_h;
+  const size_t nbytes = static_cast<size_t>(win.w) * 3;
+
+  if (!need_h && !need_v) {
+    for (int y = 0; y < win.h; ++y)
+      std::memcpy(dst + y * dst_stride, src + (win.y + y) * stride + win.x * 3, nbytes);
+  } else if (!need_h) {
+    const ResampleCoeffs vc = compute_resample_coeffs(h, box.y0, box.y1, out_h, filter);
+    vertical_pass(src + static_cast<size_t>(win.x) * 3, stride, 0, vc, win.y, win.h, nbytes, dst, dst_stride);
+  } else {
+    const ResampleCoeffs hc = compute_resample_coeffs(w, box.x0, box.x1, out_w, filter);
+    if (!need_v) {
+      // Rows pass straight through: the horizontal results are the output.
+      s.tmp.resize(static_cast<size_t>(win.h) * nbytes);
+      horizontal_pass(src, w, stride, win.y, win.y + win.h, hc, win.x, win.w, s.tmp.data(), s);
+      for (int y = 0; y < win.h; ++y) std::memcpy(dst + y * dst_stride, s.tmp.data() + y * nbytes, nbytes);
+    } else {
+      const ResampleCoeffs vc = compute_resample_coeffs(h, box.y0, box.y1, out_h, filter);
+      int y0 = h, y1 = 0;
+      for (int y = win.y; y < win.y + win.h; ++y) {
+        y0 = std::min(y0, vc.bounds[y].first);
+        y1 = std::max(y1, vc.bounds[y].first + vc.bounds[y].count);
+      }
+      s.tmp.resize(static_cast<size_t>(y1 - y0) * nbytes + 1);
+      horizontal_pass(src, w, stride, y0, y1, hc, win.x, win.w, s.tmp.data(), s);
+      vertical_pass(s.tmp.data(), nbytes, y0, vc, win.y, win.h, nbytes, dst, dst_stride);
+    }
+  }
+  if (hflip) flip_rows(dst, dst_stride, win.w, win.h);
+}
+
+}  // namespace bt::media

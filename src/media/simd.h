@@ -1,0 +1,18 @@
+// The vectorised inner loops of the media path (Highway, dispatched at run time to the best target the CPU
+// has: SSE4 / AVX2 / AVX-512). Each is exact integer or IEEE float arithmetic, so every target gives
+// bit-identical results.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace bt::media {
+
+// out[i] = clip8((kFixedHalf + sum_j w[j] * rows[j][i]) >> kPrecisionBits), i < n: Pillow's 8-bit
+// fixed-point convolution step, with the same weight for a whole run of bytes.
+void mac_rows_u8(const uint8_t* const* rows, const int32_t* w, int k, size_t n, uint8_t* out);
+
+// chw[c * n + i] = (hwc[3 * i + c] / 255.f - mean[c]) / std[c], float32 throughout as torchvision's
+// ToTensor + Normalize compute it.
+void normalize_u8_hwc_to_chw(const uint8_t* hwc, size_t n, float* chw, const float mean[3], const float std[3]);
+
+}  // namespace bt::media
