@@ -142,3 +142,5 @@ def write_png16(path, w, h, color_type):
 
 if __name__ == "__main__":
     main()
+# (Also committed: cartoon_17x9_eval32_u8.npy = numpy.save() of cartoon_17x9_eval32.png, for the CLI test,
+#  made with: numpy.save(path, numpy.asarray(Image.open(png).convert("RGB"))).)

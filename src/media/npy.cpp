@@ -13,10 +13,11 @@ std::string npy_bytes(const void* data, size_t elem_size, const char* dtype, con
   std::string dims;
   size_t count = 1;
   for (int64_t d : shape) {
-    dims += std::to_string(d) + ",";
+    if (!dims.empty()) dims += ", ";
+    dims += std::to_string(d);
     count *= static_cast<size_t>(d);
   }
-  if (shape.size() > 1) dims.pop_back();  // (3,) needs its comma, (3,4) does not end with one
+  if (shape.size() == 1) dims += ",";  // numpy's own spelling: (3,) and (3, 4)
   std::string header = "{'descr': '" + std::string(dtype) + "', 'fortran_order': False, 'shape': (" + dims + "), }";
   // Magic (6) + version (2) + header length (2) + header + '\n' must be a multiple of 64.
   const size_t total = 10 + header.size() + 1;

@@ -14,7 +14,7 @@ TEST(MediaNpy, HeaderIsNumpyV1AndAligned) {
   EXPECT_EQ((10 + hlen) % 64, 0u);
   const std::string header = b.substr(10, hlen);
   EXPECT_NE(header.find("'descr': '|u1'"), std::string::npos);
-  EXPECT_NE(header.find("'shape': (1,2,3)"), std::string::npos);
+  EXPECT_NE(header.find("'shape': (1, 2, 3)"), std::string::npos);
   EXPECT_EQ(header.back(), '\n');
   EXPECT_EQ(b.size(), 10 + hlen + 6);
   EXPECT_EQ(b.substr(10 + hlen), std::string("\1\2\3\4\5\6", 6));

@@ -1,0 +1,81 @@
+// `bridgetune preprocess IMAGE`: runs one image through the media path and writes the result as .npy, so
+// users and other tools (numpy, the Pillow golden scripts) can check it. u8 = HWC RGB after resize + crop,
+// f32 = the normalised CHW tensor the model sees.
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "common/error.h"
+#include "media/npy.h"
+#include "media/transform.h"
+
+namespace {
+
+struct PreprocessArgs {
+  std::string image, out, transform = "eval", format = "f32", dct = "auto";
+  int image_size = 288;
+  uint64_t seed = 0;
+  uint64_t max_image_pixels = bt::media::kDefaultMaxImagePixels;
+};
+
+std::vector<uint8_t> read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) bt::fail(path, ": cannot open (check the IMAGE path)");
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+void run(const PreprocessArgs& a) {
+  using namespace bt::media;
+  TransformSpec spec;
+  spec.image_size = a.image_size;
+  spec.mode = a.transform == "train" ? TransformMode::kTrain : TransformMode::kEval;
+  // auto: on for train (speed), off for eval (bit-exact with Pillow).
+  spec.dct_scaling = a.dct == "on" || (a.dct == "auto" && spec.mode == TransformMode::kTrain);
+  spec.max_image_pixels = a.max_image_pixels;
+  const std::vector<uint8_t> bytes = read_file(a.image);
+  const int S = a.image_size;
+  std::vector<uint8_t> hwc(static_cast<size_t>(S) * S * 3);
+  auto scratch = make_scratch();
+  try {
+    transform_to_u8(bytes, spec, a.seed, hwc.data(), *scratch);
+  } catch (const bt::Error& e) {
+    bt::fail(a.image, ": ", e.what());
+  }
+  if (a.format == "u8") {
+    write_npy_u8(a.out, hwc.data(), {S, S, 3});
+  } else {
+    std::vector<float> chw(hwc.size());
+    normalize_hwc_to_chw(hwc.data(), S, S, chw.data());
+    write_npy_f32(a.out, chw.data(), {3, S, S});
+  }
+}
+
+bt::cli::Registrar reg("preprocess", "Run one image through the eval/train transform and write a .npy", 60,
+                       [](CLI::App& app) {
+  auto a = std::make_shared<PreprocessArgs>();
+  app.add_option("IMAGE", a->image, "JPEG or PNG file (format sniffed from its bytes)")->required();
+  app.add_option("--image_size", a->image_size, "Output side in px (288 bridgetower-base, 294 large)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 16384));
+  app.add_option("--transform", a->transform, "eval (resize + center crop) or train (RandomResizedCrop + flip)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"eval", "train"}));
+  app.add_option("--seed", a->seed, "Per-sample seed of the train transform's random draws")->capture_default_str();
+  app.add_option("--jpeg_dct_scaling", a->dct,
+                 "Decode JPEGs at a reduced DCT scale when the output stays >= image_size: on, off, or auto "
+                 "(on for train, off for eval, which is then bit-exact with Pillow)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"on", "off", "auto"}));
+  app.add_option("--max_image_pixels", a->max_image_pixels, "Refuse larger images (decompression bombs)")
+      ->capture_default_str();
+  app.add_option("--format", a->format, "u8: HWC RGB after resize+crop; f32: normalised CHW (CLIP mean/std)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"u8", "f32"}));
+  app.add_option("--out", a->out, "Output .npy file")->required();
+  app.callback([a] { run(*a); });
+});
+
+}  // namespace
