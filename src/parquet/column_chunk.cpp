@@ -1,0 +1,257 @@
+#include "parquet/column_chunk.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "common/error.h"
+#include "parquet/decompress.h"
+#include "parquet/rle.h"
+
+namespace bt::parquet {
+namespace {
+
+struct View {
+  const uint8_t* p;
+  uint32_t n;
+};
+
+// Values of one page (or of the dictionary), before they are scattered to rows.
+struct Decoded {
+  std::vector<View> views;     // BYTE_ARRAY
+  std::vector<int64_t> ints;   // the others
+  size_t size(Type t) const { return t == Type::ByteArray ? views.size() : ints.size(); }
+};
+
+uint32_t load_u32(const uint8_t* p) {
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+}
+
+void check_type(Type t) {
+  if (t != Type::Boolean && t != Type::Int32 && t != Type::Int64 && t != Type::ByteArray)
+    fail("physical type ", type_name(t), " is not supported (BOOLEAN, INT32, INT64, BYTE_ARRAY are)");
+}
+
+void decode_plain(Type t, const uint8_t* p, size_t n, size_t count, Decoded& out) {
+  switch (t) {
+    case Type::ByteArray: {
+      out.views.reserve(out.views.size() + count);
+      size_t pos = 0;
+      for (size_t i = 0; i < count; ++i) {
+        if (n - pos < 4) fail("PLAIN byte array ", i, " of ", count, ": length past the end of the page");
+        uint32_t len = load_u32(p + pos);
+        pos += 4;
+        if (len > n - pos) fail("PLAIN byte array ", i, " of ", len, " bytes runs past the end of the page");
+        out.views.push_back({p + pos, len});
+        pos += len;
+      }
+      return;
+    }
+    case Type::Int32:
+    case Type::Int64: {
+      size_t w = t == Type::Int32 ? 4 : 8;
+      if (count > n / w) fail("PLAIN page holds ", n / w, " values, ", count, " expected");
+      out.ints.reserve(out.ints.size() + count);
+      for (size_t i = 0; i < count; ++i) {
+        if (w == 4) {
+          out.ints.push_back(static_cast<int32_t>(load_u32(p + 4 * i)));
+        } else {
+          uint64_t v = uint64_t(load_u32(p + 8 * i)) | uint64_t(load_u32(p + 8 * i + 4)) << 32;
+          out.ints.push_back(static_cast<int64_t>(v));
+        }
+      }
+      return;
+    }
+    case Type::Boolean: {
+      if (count > n * 8) fail("PLAIN boolean page holds ", n * 8, " values, ", count, " expected");
+      for (size_t i = 0; i < count; ++i) out.ints.push_back((p[i >> 3] >> (i & 7)) & 1);
+      return;
+    }
+    default:
+      check_type(t);
+  }
+}
+
+void decode_values(Type t, Encoding enc, const uint8_t* p, size_t n, size_t count, const Decoded* dict,
+                   std::vector<uint32_t>& scratch, Decoded& out) {
+  switch (enc) {
+    case Encoding::Plain:
+      return decode_plain(t, p, n, count, out);
+    case Encoding::PlainDictionary:
+    case Encoding::RleDictionary: {
+      if (!dict) fail(encoding_name(enc), " data page without a dictionary page");
+      if (count == 0) return;
+      if (n < 1) fail("dictionary-encoded page without a bit width");
+      RleDecoder d(p + 1, n - 1, p[0]);
+      scratch.resize(count);
+      d.decode(scratch.data(), count);
+      size_t dn = dict->size(t);
+      for (uint32_t idx : scratch)
+        if (idx >= dn) fail("dictionary index ", idx, " out of range (dictionary has ", dn, " values)");
+      if (t == Type::ByteArray) {
+        for (uint32_t idx : scratch) out.views.push_back(dict->views[idx]);
+      } else {
+        for (uint32_t idx : scratch) out.ints.push_back(dict->ints[idx]);
+      }
+      return;
+    }
+    case Encoding::Rle: {
+      if (t != Type::Boolean) fail("RLE value encoding for ", type_name(t), " (only BOOLEAN may use it)");
+      if (n < 4) fail("RLE boolean page without a length");
+      uint32_t len = load_u32(p);
+      if (len > n - 4) fail("RLE boolean run of ", len, " bytes past the end of the page");
+      RleDecoder d(p + 4, len, 1);
+      scratch.resize(count);
+      d.decode(scratch.data(), count);
+      for (uint32_t v : scratch) out.ints.push_back(v & 1);
+      return;
+    }
+    default:
+      fail("value encoding ", encoding_name(enc), " is not supported (PLAIN, dictionary and RLE are)");
+  }
+}
+
+// Scatters one page's values to its rows.
+void append_rows(Type t, int max_def, const std::vector<uint32_t>& defs, size_t nv, const Decoded& vals,
+                 ColumnValues& out) {
+  size_t k = 0;
+  for (size_t i = 0; i < nv; ++i) {
+    uint32_t d = max_def ? defs[i] : 0;
+    bool present = static_cast<int>(d) == max_def;
+    out.def.push_back(static_cast<uint8_t>(d));
+    out.present.push_back(present);
+    if (t == Type::ByteArray) {
+      if (present) {
+        const View& v = vals.views[k++];
+        out.data.insert(out.data.end(), v.p, v.p + v.n);
+      }
+      out.offsets.push_back(out.data.size());
+    } else {
+      out.ints.push_back(present ? vals.ints[k++] : 0);
+    }
+  }
+}
+
+}  // namespace
+
+ColumnValues decode_column_chunk(const uint8_t* chunk, size_t size, const LeafColumn& leaf,
+                                 const ColumnMetaData& meta, int64_t num_rows) {
+  const Type t = leaf.type;
+  check_type(t);
+  if (leaf.max_rep > 0) fail("column is repeated (a list); only flat and struct columns can be read");
+  if (leaf.max_def > 32) fail("definition level ", leaf.max_def, " is too deep");
+  if (meta.type != t) fail("chunk type ", type_name(meta.type), " differs from the schema's ", type_name(t));
+  if (num_rows < 0) fail("negative row count");
+  if (meta.num_values != num_rows) fail("chunk holds ", meta.num_values, " values for ", num_rows, " rows");
+  const size_t rows = static_cast<size_t>(num_rows);
+
+  ColumnValues out;
+  out.type = t;
+  out.num_rows = rows;
+  // Reserve only what the chunk's size can justify: the row count is untrusted.
+  const size_t plausible = std::min<size_t>(rows, size * 64 + 64);
+  out.def.reserve(plausible);
+  out.present.reserve(plausible);
+  if (t == Type::ByteArray) {
+    out.offsets.reserve(plausible + 1);
+    out.offsets.push_back(0);
+  } else {
+    out.ints.reserve(plausible);
+  }
+
+  const int level_bits = bit_width_for(static_cast<uint32_t>(leaf.max_def));
+  Decoded dict, vals;
+  bool have_dict = false;
+  std::vector<uint8_t> dict_buf, buf;  // dict's views point into dict_buf, vals' into buf
+  std::vector<uint32_t> defs, scratch;
+  size_t pos = 0, done = 0, page = 0;
+  while (done < rows) {
+    if (pos >= size) fail("chunk ends after ", done, " of ", rows, " rows");
+    size_t hlen = 0;
+    PageHeader h = parse_page_header(chunk + pos, size - pos, &hlen);
+    pos += hlen;
+    ++page;
+    if (h.compressed_page_size < 0 || h.uncompressed_page_size < 0) fail("page ", page, ": negative size");
+    const size_t csize = static_cast<size_t>(h.compressed_page_size);
+    const size_t usize = static_cast<size_t>(h.uncompressed_page_size);
+    if (csize > size - pos) fail("page ", page, ": ", csize, " bytes run past the end of the chunk");
+    const uint8_t* body = chunk + pos;
+    pos += csize;
+    if (h.type != PageType::DataPage && h.type != PageType::DataPageV2 && h.type != PageType::DictionaryPage)
+      continue;  // index pages and unknown page types carry no values
+    if (!h.has_page_header) fail("page ", page, ": header lacks its data/dictionary sub-header");
+    if (h.num_values < 0) fail("page ", page, ": negative value count");
+    const size_t nv = static_cast<size_t>(h.num_values);
+    if (usize > max_uncompressed_size(csize)) fail("page ", page, ": implausible uncompressed size ", usize);
+
+    try {
+      if (h.type == PageType::DictionaryPage) {
+        if (have_dict) fail("a second dictionary page");
+        if (h.encoding != Encoding::Plain && h.encoding != Encoding::PlainDictionary)
+          fail("dictionary encoding ", encoding_name(h.encoding), " is not supported");
+        dict_buf.resize(usize);
+        decompress(meta.codec, body, csize, dict_buf.data(), usize);
+        decode_plain(t, dict_buf.data(), dict_buf.size(), nv, dict);
+        have_dict = true;
+        continue;
+      }
+      if (nv > rows - done) fail(nv, " values, but only ", rows - done, " rows remain in the row group");
+      const uint8_t* levels = nullptr;  // definition levels
+      size_t levels_len = 0;
+      const uint8_t* values;
+      size_t values_len;
+      if (h.type == PageType::DataPage) {
+        buf.resize(usize);
+        decompress(meta.codec, body, csize, buf.data(), usize);
+        values = buf.data();
+        values_len = usize;
+        if (leaf.max_def > 0) {
+          if (h.definition_level_encoding != Encoding::Rle)
+            fail("definition level encoding ", encoding_name(h.definition_level_encoding), " is not supported");
+          if (values_len < 4) fail("definition levels without a length");
+          levels_len = load_u32(values);
+          if (levels_len > values_len - 4) fail("definition levels of ", levels_len, " bytes past the page end");
+          levels = values + 4;
+          values += 4 + levels_len;
+          values_len -= 4 + levels_len;
+        }
+      } else {
+        if (h.definition_levels_byte_length < 0 || h.repetition_levels_byte_length < 0)
+          fail("negative level lengths");
+        size_t rl = static_cast<size_t>(h.repetition_levels_byte_length);
+        size_t dl = static_cast<size_t>(h.definition_levels_byte_length);
+        if (rl > csize || dl > csize - rl || rl + dl > usize)
+          fail("level lengths ", rl, "+", dl, " exceed the page (", csize, " bytes)");
+        if (h.num_rows != h.num_values) fail("v2 page has ", h.num_rows, " rows but ", nv, " values");
+        levels = body + rl;
+        levels_len = dl;
+        size_t vc = csize - rl - dl, vu = usize - rl - dl;
+        buf.resize(vu);
+        decompress(h.is_compressed ? meta.codec : Codec::Uncompressed, body + rl + dl, vc, buf.data(), vu);
+        values = buf.data();
+        values_len = vu;
+      }
+      size_t present = nv;
+      if (leaf.max_def > 0) {
+        defs.resize(nv);
+        RleDecoder d(levels, levels_len, level_bits);
+        d.decode(defs.data(), nv);
+        present = 0;
+        for (uint32_t v : defs) {
+          if (v > static_cast<uint32_t>(leaf.max_def))
+            fail("definition level ", v, " exceeds the column's maximum ", leaf.max_def);
+          present += v == static_cast<uint32_t>(leaf.max_def);
+        }
+      }
+      vals.views.clear();
+      vals.ints.clear();
+      decode_values(t, h.encoding, values, values_len, present, have_dict ? &dict : nullptr, scratch, vals);
+      append_rows(t, leaf.max_def, defs, nv, vals, out);
+      done += nv;
+    } catch (const Error& e) {
+      fail("page ", page, ": ", e.what());
+    }
+  }
+  return out;
+}
+
+}  // namespace bt::parquet

@@ -1,0 +1,37 @@
+// Decoding of one column chunk (its dictionary page and data pages v1/v2) of a flat leaf column — one value
+// per row, possibly null through definition levels (e.g. the `bytes` field of an optional image struct).
+// Supports BOOLEAN/INT32/INT64/BYTE_ARRAY with PLAIN, PLAIN_DICTIONARY/RLE_DICTIONARY and (booleans) RLE.
+// Every size, count, level and dictionary index is checked; violations throw bt::Error (without file context:
+// ParquetFile adds it).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "parquet/metadata.h"
+#include "parquet/schema.h"
+
+namespace bt::parquet {
+
+struct ColumnValues {
+  Type type = Type::Boolean;
+  size_t num_rows = 0;
+  std::vector<uint8_t> def;        // definition level of each row (max_def: value present)
+  std::vector<uint8_t> present;    // 1 where the row has a value
+  std::vector<uint64_t> offsets;   // BYTE_ARRAY: row r is data[offsets[r], offsets[r+1]); null rows are empty
+  std::vector<uint8_t> data;
+  std::vector<int64_t> ints;       // INT32 / INT64 / BOOLEAN (0/1) per row; 0 for nulls
+
+  std::string_view bytes(size_t r) const {
+    return {reinterpret_cast<const char*>(data.data()) + offsets[r], static_cast<size_t>(offsets[r + 1] - offsets[r])};
+  }
+  size_t memory_bytes() const {
+    return def.size() + present.size() + offsets.size() * 8 + data.size() + ints.size() * 8;
+  }
+};
+
+ColumnValues decode_column_chunk(const uint8_t* chunk, size_t size, const LeafColumn& leaf,
+                                 const ColumnMetaData& meta, int64_t num_rows);
+
+}  // namespace bt::parquet

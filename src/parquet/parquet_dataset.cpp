@@ -1,0 +1,208 @@
+#include "parquet/parquet_dataset.h"
+
+#include <glob.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "common/error.h"
+
+namespace bt::parquet {
+
+struct ParquetDataset::CacheEntry {
+  std::mutex mu;  // held while decoding, so concurrent readers of the group wait for one decode
+  std::shared_ptr<const ColumnValues> values;
+  size_t bytes = 0;
+  std::list<size_t>::iterator lru_pos;
+};
+
+namespace {
+
+// A fast 64-bit hash (multiply-xorshift over 8-byte words); collisions only merge two images' cache keys.
+uint64_t hash_bytes(std::string_view s) {
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ s.size();
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    h = (h ^ w) * 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
+  }
+  uint64_t w = 0;
+  std::memcpy(&w, s.data() + i, s.size() - i);
+  h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 29;
+  h *= 0xff51afd7ed558ccdull;
+  return h ^ (h >> 32);
+}
+
+std::string hash_key(std::string_view bytes) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "#%016llx-%zu", static_cast<unsigned long long>(hash_bytes(bytes)), bytes.size());
+  return buf;
+}
+
+bool has_glob(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
+
+}  // namespace
+
+std::vector<std::string> ParquetDataset::expand_files(const std::vector<std::string>& patterns) {
+  std::vector<std::string> out;
+  for (const std::string& p : patterns) {
+    if (!has_glob(p)) {
+      out.push_back(p);
+      continue;
+    }
+    glob_t g{};
+    int rc = ::glob(p.c_str(), 0, nullptr, &g);
+    std::vector<std::string> found;
+    if (rc == 0)
+      for (size_t i = 0; i < g.gl_pathc; ++i) found.emplace_back(g.gl_pathv[i]);
+    globfree(&g);
+    if (found.empty()) fail("--train_file '", p, "' matches no files");
+    std::sort(found.begin(), found.end());
+    out.insert(out.end(), found.begin(), found.end());
+  }
+  if (out.empty()) fail("--train_file: no parquet files given");
+  return out;
+}
+
+ParquetDataset::ParquetDataset(const std::vector<std::string>& files, ParquetDatasetOptions opts)
+    : opts_(std::move(opts)) {
+  std::vector<std::shared_ptr<const ByteSource>> sources;
+  for (const std::string& f : expand_files(files)) sources.push_back(open_file_source(f));
+  open(std::move(sources));
+}
+
+ParquetDataset::ParquetDataset(std::vector<std::shared_ptr<const ByteSource>> sources, ParquetDatasetOptions opts)
+    : opts_(std::move(opts)) {
+  open(std::move(sources));
+}
+
+ParquetDataset::~ParquetDataset() = default;
+
+void ParquetDataset::open(std::vector<std::shared_ptr<const ByteSource>> sources) {
+  for (auto& s : sources) {
+    FileInfo fi;
+    fi.file = std::make_unique<ParquetFile>(std::move(s));
+    files_.push_back(std::move(fi));
+  }
+  for (size_t f = 0; f < files_.size(); ++f) load_file(f);
+}
+
+void ParquetDataset::load_file(size_t f) {
+  FileInfo& fi = files_[f];
+  const ParquetFile& pf = *fi.file;
+  file_begin_.push_back(captions_.size());
+  const std::string& img = opts_.image_column;
+  auto missing = [&](const std::string& col, const char* what) {
+    fail(pf.name(), ": column '", col, "' ", what, "; columns are: ", pf.describe_columns());
+  };
+  int plain = pf.find_column(img);
+  if (plain >= 0) {
+    fi.bytes_leaf = plain;
+  } else {
+    fi.bytes_leaf = pf.find_column(img + ".bytes");
+    fi.path_leaf = pf.find_column(img + ".path");
+  }
+  if (fi.bytes_leaf < 0) missing(img, "not found (expected a binary column or a struct {bytes, path})");
+  if (pf.schema().leaves[fi.bytes_leaf].type != Type::ByteArray) missing(img, "is not binary");
+  if (fi.path_leaf >= 0 && pf.schema().leaves[fi.path_leaf].type != Type::ByteArray) fi.path_leaf = -1;
+  int cap = pf.find_column(opts_.caption_column);
+  if (cap < 0) missing(opts_.caption_column, "not found");
+  if (pf.schema().leaves[cap].type != Type::ByteArray) missing(opts_.caption_column, "is not a string column");
+
+  for (size_t g = 0; g < pf.num_row_groups(); ++g) {
+    const size_t n = static_cast<size_t>(pf.row_group_rows(g));
+    if (n == 0) continue;
+    const size_t begin = captions_.size();
+    groups_.push_back({f, g, begin});
+    spans_.push_back({begin, begin + n});
+    ColumnValues caps = pf.read_column(g, static_cast<size_t>(cap));
+    for (size_t r = 0; r < n; ++r) captions_.emplace_back(caps.bytes(r));
+    ColumnValues paths;
+    if (fi.path_leaf >= 0) paths = pf.read_column(g, static_cast<size_t>(fi.path_leaf));
+    bool need_bytes = false;
+    for (size_t r = 0; r < n; ++r) {
+      std::string_view p = fi.path_leaf >= 0 ? paths.bytes(r) : std::string_view();
+      keys_.emplace_back(p);
+      need_bytes |= p.empty();
+    }
+    if (!need_bytes) continue;
+    if (!opts_.hash_images_without_path) {
+      for (size_t r = 0; r < n; ++r)
+        if (keys_[begin + r].empty()) keys_[begin + r] = pf.name() + ":" + std::to_string(begin + r);
+      continue;
+    }
+    // Streams the group's image bytes once; memory is bounded by one row group.
+    ColumnValues imgs = pf.read_column(g, static_cast<size_t>(fi.bytes_leaf));
+    for (size_t r = 0; r < n; ++r)
+      if (keys_[begin + r].empty()) keys_[begin + r] = hash_key(imgs.bytes(r));
+  }
+}
+
+size_t ParquetDataset::group_of(size_t row) const {
+  auto it = std::upper_bound(groups_.begin(), groups_.end(), row,
+                             [](size_t r, const Group& g) { return r < g.begin; });
+  return static_cast<size_t>(it - groups_.begin()) - 1;
+}
+
+std::shared_ptr<const ColumnValues> ParquetDataset::images_of(size_t gi) const {
+  std::shared_ptr<CacheEntry> e;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = cache_.find(gi);
+    if (it != cache_.end()) {
+      e = it->second;
+      lru_.splice(lru_.begin(), lru_, e->lru_pos);
+    } else {
+      e = std::make_shared<CacheEntry>();
+      lru_.push_front(gi);
+      e->lru_pos = lru_.begin();
+      cache_.emplace(gi, e);
+    }
+  }
+  std::lock_guard<std::mutex> decode_lock(e->mu);
+  if (e->values) return e->values;
+  const Group& g = groups_[gi];
+  const FileInfo& fi = files_[g.file];
+  auto values = std::make_shared<const ColumnValues>(fi.file->read_column(g.group, static_cast<size_t>(fi.bytes_leaf)));
+  std::lock_guard<std::mutex> lock(mu_);
+  e->values = values;
+  e->bytes = values->memory_bytes();
+  auto it = cache_.find(gi);
+  if (it != cache_.end() && it->second == e) {
+    cached_bytes_ += e->bytes;
+    // Evict least recently used groups beyond the budget, never the one just decoded.
+    const size_t budget = opts_.cache_mb << 20;
+    while (cached_bytes_ > budget && lru_.size() > 1) {
+      size_t victim = lru_.back();
+      if (victim == gi) break;
+      auto vit = cache_.find(victim);
+      cached_bytes_ -= vit->second->bytes;
+      cache_.erase(vit);
+      lru_.pop_back();
+    }
+  }
+  return values;
+}
+
+void ParquetDataset::read_image(size_t i, std::vector<uint8_t>& bytes) const {
+  if (i >= size()) fail("parquet dataset: row ", i, " out of range (", size(), " rows)");
+  const size_t gi = group_of(i);
+  std::shared_ptr<const ColumnValues> v = images_of(gi);
+  const size_t r = i - groups_[gi].begin;
+  if (!v->present[r]) fail(describe(i), ": image is null");
+  std::string_view b = v->bytes(r);
+  bytes.assign(b.begin(), b.end());
+}
+
+std::string ParquetDataset::describe(size_t i) const {
+  if (i >= size()) return str("parquet row ", i, " (out of range)");
+  const size_t gi = group_of(i);
+  const Group& g = groups_[gi];
+  return str(files_[g.file].file->name(), ": row ", i - file_begin_[g.file], " (row group ", g.group, ", image '",
+             keys_[i], "')");
+}
+
+}  // namespace bt::parquet

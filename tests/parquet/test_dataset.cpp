@@ -1,0 +1,126 @@
+// ParquetDataset over the HF-shaped image fixtures: captions, image keys, image bytes, globbing, schema errors,
+// and concurrent read_image with a cache small enough to evict.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <functional>
+#include <thread>
+
+#include "parquet/parquet_dataset.h"
+#include "test_util.h"
+
+namespace bt::parquet {
+namespace {
+
+using test::fixture;
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(ParquetDataset, CaptionsKeysAndImagesMatchTheWriter) {
+  nlohmann::json want = test::read_json("images.json")["columns"];
+  for (const char* f : {"images_snappy_dict_v1.parquet", "images_zstd_plain_v2.parquet"}) {
+    ParquetDataset ds({fixture(f)});
+    ASSERT_EQ(ds.size(), want["image.bytes"].size());
+    std::vector<uint8_t> img;
+    for (size_t i = 0; i < ds.size(); ++i) {
+      SCOPED_TRACE(ds.describe(i));
+      const auto& cap = want["image_description"][i];
+      EXPECT_EQ(ds.caption(i), cap.is_null() ? "" : cap.get<std::string>());
+      ds.read_image(i, img);
+      std::string bytes = test::base64_decode(want["image.bytes"][i].get<std::string>());
+      ASSERT_EQ(std::string(img.begin(), img.end()), bytes);
+      ASSERT_TRUE((img[0] == 0xff && img[1] == 0xd8) || (img[0] == 0x89 && img[1] == 'P'));  // JPEG or PNG
+      const auto& path = want["image.path"][i];
+      if (!path.is_null() && !path.get<std::string>().empty()) {
+        EXPECT_EQ(ds.image_key(i), path.get<std::string>());
+      } else {
+        EXPECT_EQ(ds.image_key(i)[0], '#');
+      }
+    }
+    // Rows without a path share a key exactly when their bytes are equal.
+    for (size_t i = 0; i < ds.size(); ++i)
+      for (size_t j = 0; j < ds.size(); ++j)
+        if (ds.image_key(i)[0] == '#' && ds.image_key(j)[0] == '#') {
+          EXPECT_EQ(ds.image_key(i) == ds.image_key(j), want["image.bytes"][i] == want["image.bytes"][j]);
+        }
+  }
+}
+
+TEST(ParquetDataset, GlobsAreExpandedSortedAndConcatenated) {
+  ParquetDataset ds({fixture("images_*_v1.parquet")});
+  EXPECT_EQ(ds.size(), 3u * 11u);  // gzip, snappy, uncompressed
+  EXPECT_NE(ds.describe(0).find("images_gzip_dict_v1.parquet: row 0 (row group 0"), std::string::npos);
+  EXPECT_NE(ds.describe(11 + 5).find("images_snappy_dict_v1.parquet: row 5 (row group 1"), std::string::npos)
+      << ds.describe(16);
+  EXPECT_EQ(ds.caption(11 + 2), ds.caption(2));
+  size_t rows = 0;
+  for (const auto& s : ds.row_groups()) rows += s.end - s.begin;
+  EXPECT_EQ(rows, ds.size());
+  EXPECT_EQ(error_of([] { ParquetDataset::expand_files({fixture("nothing-*.parquet")}); }),
+            "--train_file '" + fixture("nothing-*.parquet") + "' matches no files");
+}
+
+TEST(ParquetDataset, PlainBinaryImageColumnAndOtherCaptionColumn) {
+  ParquetDatasetOptions o;
+  o.image_column = "image.bytes";
+  o.caption_column = "image.path";
+  ParquetDataset ds({fixture("images_gzip_dict_v1.parquet")}, o);
+  EXPECT_EQ(ds.caption(0), "contest_100.jpg");
+  EXPECT_EQ(ds.image_key(0).substr(0, 1), "#");  // no path column beside a plain binary column
+  EXPECT_EQ(ds.image_key(0), ds.image_key(3));   // rows 0 and 3 hold the same image
+  EXPECT_NE(ds.image_key(0), ds.image_key(1));
+}
+
+TEST(ParquetDataset, MissingColumnsNameTheAlternatives) {
+  ParquetDatasetOptions o;
+  o.caption_column = "caption";
+  std::string f = fixture("images_gzip_dict_v1.parquet");
+  EXPECT_EQ(error_of([&] { ParquetDataset ds({f}, o); }),
+            f + ": column 'caption' not found; columns are: image{bytes, path}, image_description, contest_number, "
+                "label, is_cartoon, caption_choices{list}");
+  o = {};
+  o.image_column = "picture";
+  EXPECT_NE(error_of([&] { ParquetDataset ds({f}, o); }).find("column 'picture' not found"), std::string::npos);
+  o = {};
+  o.caption_column = "contest_number";
+  EXPECT_NE(error_of([&] { ParquetDataset ds({f}, o); }).find("'contest_number' is not a string column"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { ParquetDataset ds({fixture("numbers_hyparquet_v2.parquet")}); }).find("column 'image' not found"),
+            std::string::npos);
+}
+
+TEST(ParquetDataset, ConcurrentReadsWithEviction) {
+  ParquetDatasetOptions o;
+  o.cache_mb = 0;  // keep only the most recent group: every thread keeps evicting the others'
+  ParquetDataset ds({fixture("images_snappy_dict_v1.parquet"), fixture("images_uncompressed_v1.parquet")}, o);
+  std::vector<std::string> expect(ds.size());
+  std::vector<uint8_t> b;
+  for (size_t i = 0; i < ds.size(); ++i) {
+    ds.read_image(i, b);
+    expect[i].assign(b.begin(), b.end());
+  }
+  std::atomic<int> bad{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 4; ++t)
+    ts.emplace_back([&, t] {
+      std::vector<uint8_t> img;
+      for (size_t k = 0; k < 400; ++k) {
+        size_t i = (k * 7 + t * 5) % ds.size();
+        ds.read_image(i, img);
+        if (std::string(img.begin(), img.end()) != expect[i]) ++bad;
+      }
+    });
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_THROW(ds.read_image(ds.size(), b), Error);
+}
+
+}  // namespace
+}  // namespace bt::parquet

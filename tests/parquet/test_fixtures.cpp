@@ -1,0 +1,102 @@
+// Every value of every fixture (written by parquet-wasm / hyparquet-writer, see scripts/fixtures/parquet/)
+// compared against the JSON the writing script emitted: dictionary and plain pages, SNAPPY/ZSTD/GZIP/none,
+// data page v1 and v2, nulls, several row groups and pages, nested struct columns.
+#include <gtest/gtest.h>
+
+#include "parquet/parquet_file.h"
+#include "test_util.h"
+
+namespace bt::parquet {
+namespace {
+
+using test::fixture;
+
+struct Case {
+  const char* file;
+  const char* expected;
+  Codec codec;
+  size_t row_groups;
+};
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.file; }
+
+class ParquetFixture : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ParquetFixture, EveryValueMatchesTheWriter) {
+  const Case& c = GetParam();
+  ParquetFile pf = ParquetFile::open(fixture(c.file));
+  nlohmann::json want = test::read_json(c.expected);
+  ASSERT_EQ(pf.num_rows(), want["num_rows"].get<int64_t>());
+  EXPECT_EQ(pf.num_row_groups(), c.row_groups);
+  size_t checked = 0;
+  for (auto& [name, values] : want["columns"].items()) {
+    int leaf = pf.find_column(name);
+    ASSERT_GE(leaf, 0) << name << " in " << pf.describe_columns();
+    EXPECT_EQ(pf.metadata().row_groups[0].columns[leaf].meta.codec, c.codec);
+    size_t row = 0;
+    for (size_t g = 0; g < pf.num_row_groups(); ++g) {
+      ColumnValues v = pf.read_column(g, static_cast<size_t>(leaf));
+      ASSERT_EQ(v.num_rows, static_cast<size_t>(pf.row_group_rows(g)));
+      for (size_t r = 0; r < v.num_rows; ++r, ++row) {
+        const nlohmann::json& w = values.at(row);
+        SCOPED_TRACE(testing::Message() << c.file << " column " << name << " row " << row);
+        ASSERT_EQ(v.present[r] != 0, !w.is_null());
+        if (w.is_null()) continue;
+        if (w.is_string()) {
+          std::string expect = name == "image.bytes" ? test::base64_decode(w.get<std::string>()) : w.get<std::string>();
+          ASSERT_EQ(std::string(v.bytes(r)), expect);
+        } else if (w.is_boolean()) {
+          ASSERT_EQ(v.ints[r], w.get<bool>() ? 1 : 0);
+        } else {
+          ASSERT_EQ(v.ints[r], w.get<int64_t>());
+        }
+        ++checked;
+      }
+    }
+    EXPECT_EQ(row, values.size());
+  }
+  EXPECT_GT(checked, 50u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Writers, ParquetFixture,
+    ::testing::Values(Case{"images_snappy_dict_v1.parquet", "images.json", Codec::Snappy, 3},
+                      Case{"images_zstd_plain_v2.parquet", "images.json", Codec::Zstd, 2},
+                      Case{"images_gzip_dict_v1.parquet", "images.json", Codec::Gzip, 1},
+                      Case{"images_uncompressed_v1.parquet", "images.json", Codec::Uncompressed, 3},
+                      Case{"numbers_snappy_dict_v1.parquet", "numbers.json", Codec::Snappy, 3},
+                      Case{"numbers_hyparquet_v2.parquet", "numbers.json", Codec::Snappy, 3}),
+    [](const auto& info) {
+      std::string s = info.param.file;
+      return s.substr(0, s.find('.'));
+    });
+
+TEST(ParquetFile, SchemaOfTheImageTable) {
+  ParquetFile pf = ParquetFile::open(fixture("images_snappy_dict_v1.parquet"));
+  EXPECT_EQ(pf.describe_columns(),
+            "image{bytes, path}, image_description, contest_number, label, is_cartoon, caption_choices{list}");
+  const LeafColumn& bytes = pf.schema().leaves[pf.find_column("image.bytes")];
+  EXPECT_EQ(bytes.max_def, 2);
+  EXPECT_EQ(bytes.max_rep, 0);
+  EXPECT_FALSE(bytes.is_string);
+  EXPECT_TRUE(pf.schema().leaves[pf.find_column("image.path")].is_string);
+  const LeafColumn& list = pf.schema().leaves[pf.find_column("caption_choices.list.item")];
+  EXPECT_EQ(list.max_rep, 1);
+  EXPECT_EQ(pf.find_column("image"), -1);
+}
+
+TEST(ParquetFile, RepeatedColumnsAreRejectedWithContext) {
+  ParquetFile pf = ParquetFile::open(fixture("images_snappy_dict_v1.parquet"));
+  try {
+    pf.read_column(1, static_cast<size_t>(pf.find_column("caption_choices.list.item")));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("images_snappy_dict_v1.parquet: row group 1, column "
+                                         "'caption_choices.list.item': column is repeated"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace bt::parquet
