@@ -26,27 +26,26 @@ void horizontal_pass(const uint8_t* src, int w, size_t stride, int y0, int y1, c
   const int ncols = xhi - xlo;
   s.cols.resize(static_cast<size_t>(ncols) * kColBytes);
   s.hout.resize(static_cast<size_t>(nw) * kColBytes);
-  std::vector<const uint8_t*> rows(static_cast<size_t>(hc.taps));
+  // Bounds relative to the first transposed column.
+  std::vector<ResampleBounds> rel(hc.bounds.begin() + ox, hc.bounds.begin() + ox + nw);
+  for (auto& b : rel) b.first -= xlo;
   const size_t tmp_stride = static_cast<size_t>(nw) * 3;
   for (int b0 = y0; b0 < y1; b0 += kBlock) {
     const int nb = std::min(kBlock, y1 - b0);
     uint8_t* cols = s.cols.data();
-    for (int r = 0; r < nb; ++r) {
-      const uint8_t* sp = src + static_cast<size_t>(b0 + r) * stride + static_cast<size_t>(xlo) * 3;
-      uint8_t* cp = cols + r * 3;
-      int x = 0;
-      // 4-byte moves, except the row's last pixel, whose 4th byte may lie outside the caller's buffer.
-      const int n4 = (xlo + ncols < w) ? ncols : ncols - 1;
-      for (; x < n4; ++x) std::memcpy(cp + x * kColBytes, sp + x * 3, 4);
-      for (; x < ncols; ++x) std::memcpy(cp + x * kColBytes, sp + x * 3, 3);
+    const uint8_t* s0 = src + static_cast<size_t>(b0) * stride + static_cast<size_t>(xlo) * 3;
+    // Column by column: sequential stores, and the nb source lines being read stay in L1. 4-byte moves,
+    // except for the row's last pixel, whose 4th byte may lie outside the caller's buffer.
+    const int n4 = (xlo + ncols < w) ? ncols : ncols - 1;
+    for (int x = 0; x < n4; ++x) {
+      uint8_t* cp = cols + x * kColBytes;
+      const uint8_t* sp = s0 + x * 3;
+      for (int r = 0; r < nb; ++r) std::memcpy(cp + r * 3, sp + r * stride, 4);
     }
-    const size_t n = static_cast<size_t>(nb) * 3;
-    for (int o = 0; o < nw; ++o) {
-      const ResampleBounds bd = hc.bounds[ox + o];
-      for (int k = 0; k < bd.count; ++k) rows[k] = cols + static_cast<size_t>(bd.first - xlo + k) * kColBytes;
-      mac_rows_u8(rows.data(), &hc.fixed[static_cast<size_t>(ox + o) * hc.taps], bd.count, n,
-                  s.hout.data() + static_cast<size_t>(o) * kColBytes);
-    }
+    for (int x = n4; x < ncols; ++x)
+      for (int r = 0; r < nb; ++r) std::memcpy(cols + x * kColBytes + r * 3, s0 + x * 3 + r * stride, 3);
+    horizontal_block_u8(cols, kColBytes, static_cast<size_t>(nb) * 3, rel.data(),
+                        &hc.fixed[static_cast<size_t>(ox) * hc.taps], hc.taps, nw, s.hout.data());
     // Back to row-major.
     for (int r = 0; r < nb; ++r) {
       uint8_t* tp = tmp + static_cast<size_t>(b0 - y0 + r) * tmp_stride;

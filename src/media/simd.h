@@ -11,6 +11,14 @@ namespace bt::media {
 // fixed-point convolution step, with the same weight for a whole run of bytes.
 void mac_rows_u8(const uint8_t* const* rows, const int32_t* w, int k, size_t n, uint8_t* out);
 
+// The horizontal pass over a block of transposed source rows: for each output column o < nw, with bounds
+// b = bounds[o] (first relative to column 0 of `cols`) and weights fixed[o * taps ...],
+//   hout[o * col_bytes + i] = clip8(half + sum_k fixed[o * taps + k] * cols[(b.first + k) * col_bytes + i]),
+// i < n. cols/hout are column-major: col_bytes apart, n <= col_bytes valid bytes each.
+struct ResampleBounds;
+void horizontal_block_u8(const uint8_t* cols, size_t col_bytes, size_t n, const ResampleBounds* bounds,
+                         const int32_t* fixed, int taps, int nw, uint8_t* hout);
+
 // chw[c * n + i] = (hwc[3 * i + c] / 255.f - mean[c]) / std[c], float32 throughout as torchvision's
 // ToTensor + Normalize compute it.
 void normalize_u8_hwc_to_chw(const uint8_t* hwc, size_t n, float* chw, const float mean[3], const float std[3]);
