@@ -1,0 +1,321 @@
+// Streaming WebDataset tar reader (see shard_stream.h). libarchive pulls the shard in blocks; members are
+// grouped into samples as they go by, so only one sample is held in memory at a time.
+#include "data/shard_stream.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <sys/stat.h>
+
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <tuple>
+
+#include "common/error.h"
+#include "data/captions_parse.h"
+
+namespace bt::data {
+
+namespace {
+
+// A fatal read error inside one shard; next() turns it into bt::Error or a counted skip.
+struct ShardFatal {
+  std::string msg;
+};
+
+enum Kind { kOther, kImage, kTxt, kJson };
+
+int kind_of(const std::string& ext) {
+  if (ext == "jpg" || ext == "jpeg" || ext == "png") return kImage;
+  if (ext == "txt") return kTxt;
+  if (ext == "json") return kJson;
+  return kOther;
+}
+
+archive* new_reader() {
+  archive* a = archive_read_new();
+  if (!a) throw std::bad_alloc();
+  archive_read_support_format_tar(a);
+  archive_read_support_filter_gzip(a);
+  archive_read_support_filter_zstd(a);
+  return a;
+}
+
+}  // namespace
+
+
+ShardReader::ShardReader(std::string name, const ShardOptions& opts) : name_(std::move(name)), opts_(opts) {}
+
+ShardReader::~ShardReader() {
+  if (a_) archive_read_free(a_);
+}
+
+std::unique_ptr<ShardReader> ShardReader::open_file(const std::string& path, const ShardOptions& opts) {
+  std::unique_ptr<ShardReader> r(new ShardReader(path, opts));
+  r->a_ = new_reader();
+  if (archive_read_open_filename(r->a_, path.c_str(), size_t(1) << 20) != ARCHIVE_OK) {
+    const char* e = archive_error_string(r->a_);
+    r->open_error_ = str(path, ": cannot open shard: ", e ? e : "unknown error");
+  }
+  return r;
+}
+
+std::unique_ptr<ShardReader> ShardReader::open_memory(const void* data, size_t size, const std::string& name,
+                                                      const ShardOptions& opts) {
+  std::unique_ptr<ShardReader> r(new ShardReader(name, opts));
+  r->a_ = new_reader();
+  if (archive_read_open_memory(r->a_, data, size) != ARCHIVE_OK) {
+    const char* e = archive_error_string(r->a_);
+    r->open_error_ = str(name, ": cannot open shard: ", e ? e : "unknown error");
+  }
+  return r;
+}
+
+void ShardReader::fatal(const std::string& member, const std::string& why) {
+  if (member.empty()) throw ShardFatal{str(name_, ": ", why)};
+  throw ShardFatal{str(name_, ": member '", member, "': ", why)};
+}
+
+bool ShardReader::read_header(Member& m) {
+  if (!open_error_.empty()) throw ShardFatal{open_error_};
+  archive_entry* e = nullptr;
+  int r = archive_read_next_header(a_, &e);
+  if (r == ARCHIVE_EOF) return false;
+  if (r < ARCHIVE_WARN) {
+    const char* s = archive_error_string(a_);
+    fatal(members_.empty() ? "" : members_.back(), s ? s : "corrupt tar archive");
+  }
+  const char* p = archive_entry_pathname(e);
+  m.name = p ? p : "";
+  m.data.clear();
+  m.error.clear();
+  m.regular = archive_entry_filetype(e) == AE_IFREG;
+  m.size = archive_entry_size_is_set(e) ? int64_t(archive_entry_size(e)) : -1;
+  size_t slash = m.name.rfind('/');
+  size_t dot = m.name.find('.', slash == std::string::npos ? 0 : slash + 1);
+  m.key = m.name.substr(0, dot);
+  m.ext = dot == std::string::npos ? "" : m.name.substr(dot + 1);
+  for (char& c : m.ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+  m.kind = m.regular ? kind_of(m.ext) : kOther;
+  return true;
+}
+
+void ShardReader::read_data(Member& m, bool want_data) {
+  if (m.kind == kOther || !want_data) {
+    if (archive_read_data_skip(a_) < ARCHIVE_WARN) {
+      const char* s = archive_error_string(a_);
+      fatal(m.name, s ? s : "truncated member");
+    }
+    return;
+  }
+  size_t limit = opts_.max_member_bytes;
+  if (m.size > int64_t(limit)) {
+    m.error = str(m.size, " bytes, more than the limit of ", limit);
+    if (archive_read_data_skip(a_) < ARCHIVE_WARN) fatal(m.name, "truncated member");
+    return;
+  }
+  // Grow with the data actually read, never with the header's claim.
+  size_t got = 0;
+  for (;;) {
+    size_t chunk = std::min<size_t>(size_t(1) << 20, limit + 1 - got);
+    m.data.resize(got + chunk);
+    la_ssize_t n = archive_read_data(a_, m.data.data() + got, chunk);
+    if (n < 0) {
+      const char* s = archive_error_string(a_);
+      fatal(m.name, s ? s : "read error");
+    }
+    if (n == 0) break;
+    got += size_t(n);
+    if (got > limit) {
+      m.data.clear();
+      m.error = str("more than the limit of ", limit, " bytes");
+      if (archive_read_data_skip(a_) < ARCHIVE_WARN) fatal(m.name, "truncated member");
+      return;
+    }
+  }
+  m.data.resize(got);
+}
+
+bool ShardReader::finish_group(TarSample& out) {
+  std::string why;
+  auto list = [&] {
+    std::string s;
+    for (size_t i = 0; i < members_.size() && i < 8; ++i) s += (i ? ", " : "") + members_[i];
+    return s + (members_.size() > 8 ? ", ..." : "");
+  };
+  if (has_json_ && !has_txt_) {
+    auto j = nlohmann::json::parse(json_, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) why = "caption json is not a JSON object";
+    else if (auto it = j.find(opts_.caption_column); it == j.end() || !it->is_string())
+      why = str("caption json has no string '", opts_.caption_column, "'");
+    else cur_.caption = it->get<std::string>();
+  }
+  if (why.empty() && !has_image_) why = str("no image (members: ", list(), ")");
+  if (why.empty() && !has_txt_ && !has_json_) why = str("no caption (members: ", list(), ")");
+  if (why.empty() && cur_.caption.empty()) why = "empty caption";
+  if (why.empty() && !valid_utf8(cur_.caption)) why = "caption is not valid UTF-8";
+  bool ok = why.empty() && !spoiled_;
+  if (!why.empty() && !spoiled_) {
+    std::string msg = str(name_, ": sample '", key_, "': ", why);
+    if (opts_.on_bad == OnBad::kError) throw Error(msg);
+    bad_.add(msg);
+  } else {
+    out.key = name_ + ":" + key_;
+    out.image.swap(cur_.image);
+    out.image_ext = cur_.image_ext;
+    out.caption.swap(cur_.caption);
+  }
+  key_.clear();
+  members_.clear();
+  cur_.image.clear();
+  cur_.caption.clear();
+  json_.clear();
+  has_image_ = has_txt_ = has_json_ = spoiled_ = false;
+  return ok;
+}
+
+void ShardReader::add_to_group(Member& m) {
+  key_ = m.key;
+  members_.push_back(m.name);
+  if (!m.error.empty()) {
+    // An unusable member spoils its sample: report it under the member's name.
+    std::string msg = str(name_, ": member '", m.name, "': ", m.error);
+    if (opts_.on_bad == OnBad::kError) throw Error(msg);
+    bad_.add(msg);
+    spoiled_ = true;
+  } else if (m.kind == kImage && !has_image_) {
+    cur_.image.swap(m.data);
+    cur_.image_ext = m.ext;
+    has_image_ = true;
+  } else if (m.kind == kTxt && !has_txt_) {
+    cur_.caption.assign(m.data.begin(), m.data.end());
+    while (!cur_.caption.empty() && std::isspace(static_cast<unsigned char>(cur_.caption.back())))
+      cur_.caption.pop_back();
+    has_txt_ = true;
+  } else if (m.kind == kJson && !has_json_) {
+    json_.assign(m.data.begin(), m.data.end());
+    has_json_ = true;
+  }
+}
+
+bool ShardReader::next(TarSample& out) {
+  while (!done_) {
+    try {
+      if (!pending_) {
+        if (!read_header(m_)) {
+          done_ = true;
+          return !members_.empty() && finish_group(out);
+        }
+        if (!m_.regular) {
+          read_data(m_, false);
+          continue;
+        }
+        // A new key completes the previous sample: hand it out before touching this member's data, so a
+        // truncated member cannot take the finished sample down with it.
+        if (!members_.empty() && m_.key != key_) {
+          pending_ = true;
+          if (finish_group(out)) return true;
+        }
+      }
+      pending_ = false;
+      read_data(m_, true);
+    } catch (const ShardFatal& f) {
+      done_ = true;
+      if (opts_.on_bad == OnBad::kError) throw Error(f.msg);
+      bad_.add(f.msg + " (rest of the shard skipped)");
+      return false;
+    }
+    add_to_group(m_);
+  }
+  return false;
+}
+
+size_t ShardReader::count_remaining() {
+  size_t n = 0;
+  bool image = false, caption = false;
+  std::string key;
+  bool any = false;
+  Member m;
+  try {
+    while (read_header(m)) {
+      if (m.regular && any && m.key != key) {
+        n += image && caption;
+        image = caption = false;
+      }
+      read_data(m, false);
+      if (!m.regular) continue;
+      any = true;
+      key = m.key;
+      int k = kind_of(m.ext);
+      image |= k == kImage;
+      caption |= k == kTxt || k == kJson;
+    }
+  } catch (const ShardFatal& f) {
+    done_ = true;
+    if (opts_.on_bad == OnBad::kError) throw Error(f.msg);
+    bad_.add(f.msg + " (rest of the shard skipped)");
+    return n;
+  }
+  done_ = true;
+  return n + (image && caption);
+}
+
+ShardStream::ShardStream(std::vector<std::string> shards, const ShardOptions& opts)
+    : shards_(std::move(shards)), opts_(opts) {}
+
+ShardStream::~ShardStream() = default;
+
+bool ShardStream::next(TarSample& out) {
+  while (index_ < shards_.size()) {
+    if (!reader_) {
+      try {
+        reader_ = ShardReader::open_file(shards_[index_], opts_);
+      } catch (const Error& e) {
+        if (opts_.on_bad == OnBad::kError) throw;
+        bad_.add(e.what());
+        ++index_;
+        continue;
+      }
+    }
+    if (reader_->next(out)) return true;
+    bad_.merge(reader_->bad());
+    reader_.reset();
+    ++index_;
+  }
+  return false;
+}
+
+BadRows ShardStream::bad() const {
+  BadRows b = bad_;
+  if (reader_) b.merge(reader_->bad());
+  return b;
+}
+
+std::vector<size_t> count_shard_samples(const std::vector<std::string>& shards, const ShardOptions& opts) {
+  static std::mutex mu;
+  static std::map<std::string, std::tuple<off_t, int64_t, size_t>> cache;
+  std::vector<size_t> counts;
+  for (const auto& s : shards) {
+    struct stat st;
+    if (::stat(s.c_str(), &st) != 0) fail(s, ": shard not found");
+    int64_t mtime = int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    {
+      std::lock_guard lock(mu);
+      auto it = cache.find(s);
+      if (it != cache.end() && std::get<0>(it->second) == st.st_size && std::get<1>(it->second) == mtime) {
+        counts.push_back(std::get<2>(it->second));
+        continue;
+      }
+    }
+    auto r = ShardReader::open_file(s, opts);
+    size_t n = r->count_remaining();
+    if (r->bad().count == 0) {
+      std::lock_guard lock(mu);
+      cache[s] = {st.st_size, mtime, n};
+    }
+    counts.push_back(n);
+  }
+  return counts;
+}
+
+}  // namespace bt::data

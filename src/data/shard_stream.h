@@ -1,0 +1,119 @@
+// WebDataset tar shards, read as a stream (libarchive, one block at a time), so a dataset larger than memory
+// works. The caller picks the shard order (e.g. shuffled per epoch) and hands shards to workers.
+//
+// Contract:
+//  - expand_shard_pattern() turns "DIR/shard-{000000..000123}.tar" (zero-padded ranges, {a,b} lists, nesting),
+//    globs (*, ?, [...]) and folders (their *.tar / *.tar.gz / *.tgz, sorted) into a list of paths, in
+//    pattern order. Nothing matching, or a listed file that does not exist, throws bt::Error naming it.
+//  - Members are grouped WebDataset-style: consecutive members sharing a key (the path up to the first '.'
+//    of the basename) form one sample; the rest of the basename, lowercased, is the extension. The image is
+//    the first jpg|jpeg|png member, the caption the txt member (trailing whitespace trimmed) or else the json
+//    member's caption_column string. Other members are skipped without reading them.
+//  - A sample without image or caption, a caption that is not UTF-8, a member larger than max_member_bytes,
+//    a truncated member or a corrupt tar throws bt::Error naming the shard and member, e.g.
+//    "data/shard-000003.tar: member '000123.jpg': truncated tar archive". With on_bad = kSkip the sample is
+//    counted in bad() instead (a corrupt tar ends that shard: its remaining samples are lost and counted once).
+//  - Readers are not thread-safe; use one per worker.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "data/bad_rows.h"
+
+struct archive;
+
+namespace bt::data {
+
+struct ShardOptions {
+  std::string caption_column = "caption";  // field of key.json used as the caption
+  OnBad on_bad = OnBad::kError;
+  size_t max_member_bytes = size_t(256) << 20;
+};
+
+struct TarSample {
+  std::string key;  // "SHARD:KEY", unique across a shard set
+  std::vector<uint8_t> image;
+  std::string image_ext;  // jpg, jpeg or png
+  std::string caption;
+};
+
+// Brace expansion only (no file system access); throws when a pattern expands to more than 1,000,000 names.
+std::vector<std::string> expand_braces(const std::string& pattern);
+std::vector<std::string> expand_shard_pattern(const std::string& pattern);
+
+class ShardReader {
+ public:
+  static std::unique_ptr<ShardReader> open_file(const std::string& path, const ShardOptions& opts = {});
+  // Reads a shard held in memory (`data` must outlive the reader); `name` is used in messages and keys.
+  static std::unique_ptr<ShardReader> open_memory(const void* data, size_t size, const std::string& name,
+                                                  const ShardOptions& opts = {});
+  ~ShardReader();
+  ShardReader(const ShardReader&) = delete;
+  ShardReader& operator=(const ShardReader&) = delete;
+
+  // The next good sample; false at the end of the shard.
+  bool next(TarSample& out);
+  // Like next() but reads only headers: counts samples that have an image and a caption member.
+  size_t count_remaining();
+  const BadRows& bad() const { return bad_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  ShardReader(std::string name, const ShardOptions& opts);
+  struct Member {
+    std::string name, key, ext;
+    int kind = 0;
+    bool regular = false;
+    int64_t size = -1;  // from the header, -1 when not set
+    std::vector<uint8_t> data;
+    std::string error;  // set when the member is unusable but the archive is fine (e.g. too large)
+  };
+  bool read_header(Member& m);  // false at end of archive
+  void read_data(Member& m, bool want_data);
+  [[noreturn]] void fatal(const std::string& member, const std::string& why);
+  bool finish_group(TarSample& out);
+  void add_to_group(Member& m);
+
+  archive* a_ = nullptr;
+  std::string open_error_;  // reported by the first next()/count_remaining(), honouring on_bad
+  std::string name_;
+  Member m_;
+  bool pending_ = false;  // m_'s header is read, its data not yet
+  ShardOptions opts_;
+  BadRows bad_;
+  bool done_ = false;
+  // The group being assembled.
+  std::string key_;
+  std::vector<std::string> members_;
+  TarSample cur_;
+  bool has_image_ = false, has_txt_ = false;
+  std::string json_;
+  bool has_json_ = false;
+  bool spoiled_ = false;  // a member of the group was unusable (already counted)
+};
+
+// Reads a list of shards in the given order, one after the other.
+class ShardStream {
+ public:
+  ShardStream(std::vector<std::string> shards, const ShardOptions& opts = {});
+  ~ShardStream();
+  bool next(TarSample& out);
+  // Bad samples of all shards read so far (including shards that failed to open, with kSkip).
+  BadRows bad() const;
+  size_t shard_index() const { return index_; }  // the shard being read
+
+ private:
+  std::vector<std::string> shards_;
+  ShardOptions opts_;
+  size_t index_ = 0;
+  std::unique_ptr<ShardReader> reader_;
+  BadRows bad_;  // of finished shards
+};
+
+// Samples per shard, from one header-only pass over each shard (cached in-process by path, size and mtime).
+// With bad samples this is an upper bound of what next() yields.
+std::vector<size_t> count_shard_samples(const std::vector<std::string>& shards, const ShardOptions& opts = {});
+
+}  // namespace bt::data
