@@ -1,0 +1,145 @@
+// BridgeTower on libtorch with Hugging Face semantics and parameter names.
+//   BridgeTowerForContrastiveLearning  (the trainer's model; HF class of the same name)
+//   BridgeTowerForImageAndTextRetrieval (ITM head), BridgeTowerForMaskedLM (MLM head)
+// Construct from a config (random init as HF's _init_weights; pass the meta device to only count parameters),
+// or load_pretrained(dir) with config.json + model.safetensors (or a sharded index). save_pretrained(dir)
+// writes both atomically in a layout HF's from_pretrained accepts. Inputs: pixel_values F32 [B,3,S,S],
+// input_ids I64 [B,L], attention_mask I64 [B,L] (1 = real token). eval()/train() switch dropout.
+#pragma once
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/config.h"
+#include "model/modules.h"
+
+namespace bt::model {
+
+// Optional per-layer intermediates (batch-first), filled by forward when requested; for tests and debugging.
+struct Intermediates {
+  std::vector<Tensor> hidden_text, hidden_image, cross_text, cross_image;
+  Tensor pooler_output;
+};
+
+struct BridgeTowerOutput {
+  Tensor text_features, image_features, pooler_output;  // cross-modal outputs, pooler = [B, 2H]
+  Tensor text_last, image_last;                          // last uni-modal tower states (image before ln_post)
+};
+
+// HF BridgeTowerModel ("bridgetower." in the head models).
+struct BridgeTowerModelImpl : torch::nn::Module {
+  BridgeTowerModelImpl(const BridgeTowerConfig& c, const torch::TensorOptions& o);
+  BridgeTowerOutput forward(const Tensor& pixel_values, const Tensor& input_ids, const Tensor& attention_mask,
+                            Intermediates* dbg = nullptr);
+  Tensor image_token_type() { return token_type_embeddings->weight[1]; }
+  BridgeTowerConfig cfg;
+  Linear cross_modal_text_transform{nullptr}, cross_modal_image_transform{nullptr};
+  Embedding token_type_embeddings{nullptr};
+  VisionTransformer visual{nullptr};
+  TextModel text_model{nullptr};
+  std::vector<CrossLayer> cross_image_layers, cross_text_layers;
+  Pooler cross_modal_image_pooler{nullptr}, cross_modal_text_pooler{nullptr};
+  LayerNorm cross_modal_text_layernorm{nullptr}, cross_modal_image_layernorm{nullptr};
+  std::vector<LinkTower> text_links, image_links;  // one each when share_link_tower_layers
+};
+TORCH_MODULE(BridgeTowerModel);
+
+struct ContrastiveOutput {
+  Tensor text_embeds, image_embeds, cross_embeds;  // [B, contrastive_hidden_size], L2-normalised
+  Tensor logits;                                    // [B, 3, contrastive_hidden_size]
+  Tensor loss;                                      // scalar; undefined unless return_loss
+};
+
+// Common to the head models: config, checkpoint I/O, parameter bookkeeping (weights.cpp).
+class PretrainedModel : public torch::nn::Module {
+ public:
+  const BridgeTowerConfig& config() const { return cfg_; }
+  virtual std::string architecture() const = 0;
+  // Copies tensors from dir/model.safetensors (or the sharded index) into the parameters by HF name, converting
+  // F16/BF16/F64 to the parameter dtype. Missing or mis-shaped tensors -> bt::Error naming the key and shapes;
+  // when allow_missing_heads, head tensors (not under "bridgetower.") may be absent and keep their init.
+  void load_weights(const std::string& dir, bool allow_missing_heads = false);
+  // config.json (architectures = this class) + model.safetensors (F32, every parameter), both atomic.
+  void save_pretrained(const std::string& dir) const;
+  int64_t count_parameters(bool trainable_only = false) const;
+  // HF _init_weights, then the head-specific constants (logit_scale, link-tower scalars).
+  void init_weights();
+
+ protected:
+  explicit PretrainedModel(BridgeTowerConfig c) : cfg_(std::move(c)) {}
+  BridgeTowerConfig cfg_;
+};
+
+class BridgeTowerForContrastiveLearningImpl : public PretrainedModel {
+ public:
+  explicit BridgeTowerForContrastiveLearningImpl(const BridgeTowerConfig& c,
+                                                 const torch::TensorOptions& o = torch::TensorOptions());
+  std::string architecture() const override { return "BridgeTowerForContrastiveLearning"; }
+  ContrastiveOutput forward(const Tensor& pixel_values, const Tensor& input_ids, const Tensor& attention_mask,
+                            bool return_loss = true, Intermediates* dbg = nullptr);
+  BridgeTowerModel bridgetower{nullptr};
+  Linear itc_text_head{nullptr}, itc_image_head{nullptr}, itc_cross_modal_head{nullptr};
+  Tensor logit_scale;
+};
+TORCH_MODULE(BridgeTowerForContrastiveLearning);
+
+struct ClassifierOutput {
+  Tensor logits, loss;  // loss only when labels were given
+};
+
+class BridgeTowerForImageAndTextRetrievalImpl : public PretrainedModel {
+ public:
+  explicit BridgeTowerForImageAndTextRetrievalImpl(const BridgeTowerConfig& c,
+                                                   const torch::TensorOptions& o = torch::TensorOptions());
+  std::string architecture() const override { return "BridgeTowerForImageAndTextRetrieval"; }
+  // logits [B, 2]; labels I64 [B] (1 = match) optional.
+  ClassifierOutput forward(const Tensor& pixel_values, const Tensor& input_ids, const Tensor& attention_mask,
+                           const Tensor& labels = {});
+  BridgeTowerModel bridgetower{nullptr};
+  Linear itm_fc{nullptr};
+};
+TORCH_MODULE(BridgeTowerForImageAndTextRetrieval);
+
+class BridgeTowerForMaskedLMImpl : public PretrainedModel {
+ public:
+  explicit BridgeTowerForMaskedLMImpl(const BridgeTowerConfig& c,
+                                      const torch::TensorOptions& o = torch::TensorOptions());
+  std::string architecture() const override { return "BridgeTowerForMaskedLM"; }
+  // logits [B, L, vocab]; labels I64 [B, L] with -100 = ignored, optional.
+  ClassifierOutput forward(const Tensor& pixel_values, const Tensor& input_ids, const Tensor& attention_mask,
+                           const Tensor& labels = {});
+  BridgeTowerModel bridgetower{nullptr};
+  Linear transform_dense{nullptr}, decoder{nullptr};
+  LayerNorm transform_ln{nullptr};
+  Tensor bias;
+};
+TORCH_MODULE(BridgeTowerForMaskedLM);
+
+// Reads dir/config.json, builds the model and loads its weights. Heads absent from the checkpoint (e.g. a
+// plain BridgeTowerModel checkpoint) keep their random init when allow_missing_heads.
+BridgeTowerForContrastiveLearning load_contrastive(const std::string& dir, bool allow_missing_heads = false);
+
+// AdamW parameter groups, HF Trainer style: biases and LayerNorm weights get no weight decay.
+struct ParamGroups {
+  std::vector<Tensor> decay, no_decay;
+  std::vector<std::string> decay_names, no_decay_names;
+};
+ParamGroups adamw_param_groups(torch::nn::Module& model);  // only parameters with requires_grad
+// Name prefixes for freezing (requires_grad = false) a tower.
+inline constexpr const char* kVisionTowerPrefix = "bridgetower.vision_model.";
+inline constexpr const char* kTextTowerPrefix = "bridgetower.text_model.";
+inline constexpr const char* kTextPoolerPrefix = "bridgetower.text_model.pooler.";
+// Returns the number of parameter tensors frozen.
+int freeze_parameters(torch::nn::Module& model, const std::string& name_prefix);
+
+// Torch intra-op threads (n <= 0: all cores); OpenBLAS, if loaded, is pinned to 1 thread so it does not
+// oversubscribe on top of torch's pool.
+void configure_torch_threads(int n);
+
+// Tensor <-> safetensors helpers for batch files (CPU, contiguous copies).
+std::map<std::string, Tensor> load_tensors(const std::string& path);
+void save_tensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors);
+
+}  // namespace bt::model

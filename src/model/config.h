@@ -1,0 +1,73 @@
+// BridgeTower configuration, as Hugging Face's config.json of model_type "bridgetower" (nested text_config /
+// vision_config; missing fields take HF's defaults). Torch-free. to_json() writes the HF layout back, keeping
+// any fields this struct does not model (e.g. architectures, torch_dtype) from the file it was read from.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace bt::model {
+
+struct TextConfig {
+  int vocab_size = 50265;
+  int hidden_size = 768;
+  int num_hidden_layers = 12;
+  int num_attention_heads = 12;
+  int intermediate_size = 3072;
+  std::string hidden_act = "gelu";
+  double hidden_dropout_prob = 0.1;
+  double attention_probs_dropout_prob = 0.1;
+  int max_position_embeddings = 514;
+  int type_vocab_size = 1;
+  double layer_norm_eps = 1e-5;
+  int pad_token_id = 1;
+  int bos_token_id = 0;
+  int eos_token_id = 2;
+  double initializer_factor = 1;
+};
+
+struct VisionConfig {
+  int hidden_size = 768;
+  int num_hidden_layers = 12;
+  int num_channels = 3;
+  int patch_size = 16;
+  int image_size = 288;
+  double layer_norm_eps = 1e-5;
+  double initializer_factor = 1;
+  bool stop_gradient = false;
+  bool share_layernorm = true;
+  bool remove_last_layer = false;
+};
+
+struct BridgeTowerConfig {
+  TextConfig text;
+  VisionConfig vision;
+  int hidden_size = 768;
+  int num_attention_heads = 12;
+  int num_hidden_layers = 6;  // cross-modal layers
+  std::string hidden_act = "gelu";
+  double layer_norm_eps = 1e-5;
+  double initializer_factor = 1;
+  bool share_cross_modal_transformer_layers = true;
+  bool share_link_tower_layers = false;
+  std::string link_tower_type = "add";  // add | scaled_add | interpolate
+  bool init_layernorm_from_vision_encoder = false;
+  bool tie_word_embeddings = false;
+  int contrastive_hidden_size = 512;
+  double logit_scale_init_value = 2.6592;
+  nlohmann::json extra = nlohmann::json::object();  // unmodelled fields, written back verbatim
+
+  // Checks the invariants the model relies on; throws bt::Error naming `what` and the field.
+  void validate(const std::string& what) const;
+  nlohmann::json to_json() const;
+};
+
+BridgeTowerConfig config_from_json(const nlohmann::json& j, const std::string& what);
+BridgeTowerConfig load_config(const std::string& path);
+// Written atomically.
+void save_config(const BridgeTowerConfig& c, const std::string& path);
+
+// tiny (tests/demo) | small (compute-bound on 2 CPU cores) | base (BridgeTower/bridgetower-base) |
+// large (BridgeTower/bridgetower-large-itm-mlm-itc). Throws bt::Error for other names.
+BridgeTowerConfig preset(const std::string& name);
+
+}  // namespace bt::model

@@ -1,0 +1,234 @@
+// Parameter init (HF _init_weights), checkpoint I/O by HF names, parameter groups.
+#include <sys/stat.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include "common/error.h"
+#include "model/bridgetower.h"
+#include "model/safetensors.h"
+
+namespace bt::model {
+
+namespace {
+
+torch::ScalarType to_torch(st::DType d) {
+  switch (d) {
+    case st::DType::F64: return torch::kDouble;
+    case st::DType::F32: return torch::kFloat;
+    case st::DType::F16: return torch::kHalf;
+    case st::DType::BF16: return torch::kBFloat16;
+    case st::DType::I64: return torch::kLong;
+    case st::DType::I32: return torch::kInt;
+    case st::DType::I16: return torch::kShort;
+    case st::DType::I8: return torch::kChar;
+    case st::DType::U8: return torch::kByte;
+    case st::DType::BOOL: return torch::kBool;
+  }
+  return torch::kFloat;
+}
+
+st::DType from_torch(torch::ScalarType t) {
+  switch (t) {
+    case torch::kDouble: return st::DType::F64;
+    case torch::kFloat: return st::DType::F32;
+    case torch::kHalf: return st::DType::F16;
+    case torch::kBFloat16: return st::DType::BF16;
+    case torch::kLong: return st::DType::I64;
+    case torch::kInt: return st::DType::I32;
+    case torch::kShort: return st::DType::I16;
+    case torch::kChar: return st::DType::I8;
+    case torch::kByte: return st::DType::U8;
+    case torch::kBool: return st::DType::BOOL;
+    default: bt::fail("cannot store tensors of dtype ", c10::toString(t), " in safetensors");
+  }
+}
+
+// A CPU tensor owning a copy of the view's bytes (the mapping may be unaligned and goes away).
+Tensor copy_view(const st::TensorView& v) {
+  auto t = torch::empty(v.shape, torch::TensorOptions().dtype(to_torch(v.dtype)));
+  if (v.nbytes) std::memcpy(t.data_ptr(), v.data, v.nbytes);
+  return t;
+}
+
+// Buffers that old HF checkpoints carried and the model recomputes.
+bool ignorable(const std::string& k) {
+  auto ends = [&](const char* s) {
+    size_t n = std::strlen(s);
+    return k.size() >= n && k.compare(k.size() - n, n, s) == 0;
+  };
+  return ends("position_ids") || ends("token_type_ids");
+}
+
+}  // namespace
+
+void PretrainedModel::init_weights() {
+  torch::NoGradGuard ng;
+  const double f = cfg_.initializer_factor;
+  auto params = named_parameters(true);
+  if (params.size() && params[0].value().device().is_meta()) return;
+  for (auto& kv : named_modules("", false)) {
+    auto* m = kv.value().get();
+    if (auto* l = dynamic_cast<LinearImpl*>(m)) {
+      l->weight.normal_(0.0, 0.05 * f);
+      if (l->bias.defined()) l->bias.zero_();
+    } else if (auto* e = dynamic_cast<EmbeddingImpl*>(m)) {
+      e->weight.normal_(0.0, 0.05 * f);
+    } else if (auto* n = dynamic_cast<LayerNormImpl*>(m)) {
+      n->weight.fill_(1.0);
+      n->bias.zero_();
+    } else if (auto* r = dynamic_cast<ResidualAttentionImpl*>(m)) {
+      r->in_proj_bias.zero_();  // nn.MultiheadAttention's own reset
+    } else if (auto* lt = dynamic_cast<LinkTowerImpl*>(m)) {
+      if (lt->scaled_factor.defined()) lt->scaled_factor.fill_(1.0);
+      if (lt->beta.defined()) lt->beta.fill_(0.5);
+    }
+  }
+  for (auto& kv : named_modules("", false)) {
+    auto* v = dynamic_cast<VisionTransformerImpl*>(kv.value().get());
+    if (!v) continue;
+    const double h = v->cfg.hidden_size, layers = v->cfg.num_hidden_layers;
+    const double proj_std = std::pow(h, -0.5) * std::pow(2 * layers, -0.5), attn_std = std::pow(h, -0.5),
+                 fc_std = std::pow(2 * h, -0.5);
+    for (auto& b : v->resblocks) {
+      b->in_proj_weight.normal_(0.0, attn_std * f);
+      b->out_proj->weight.normal_(0.0, proj_std * f);
+      b->c_fc->weight.normal_(0.0, fc_std * f);
+      b->c_proj->weight.normal_(0.0, proj_std * f);
+    }
+    v->patch_weight.normal_(0.0, 0.05 * f);
+    v->class_embedding.normal_(0.0, attn_std * f);
+    v->position_embedding->weight.normal_(0.0, attn_std * f);
+  }
+  for (auto& kv : params) {
+    if (kv.key() == "logit_scale") kv.value().fill_(cfg_.logit_scale_init_value);
+    if (kv.key() == "mlm_score.bias") kv.value().zero_();
+  }
+}
+
+int64_t PretrainedModel::count_parameters(bool trainable_only) const {
+  int64_t n = 0;
+  for (const auto& p : parameters(true))
+    if (!trainable_only || p.requires_grad()) n += p.numel();
+  return n;
+}
+
+void PretrainedModel::load_weights(const std::string& dir, bool allow_missing_heads) {
+  std::vector<st::SafeTensors> files;
+  std::map<std::string, std::pair<size_t, const st::TensorView*>> avail;
+  std::string single = dir + "/model.safetensors", index = dir + "/model.safetensors.index.json";
+  if (std::filesystem::exists(single)) {
+    files.push_back(st::SafeTensors::open(single));
+  } else if (std::filesystem::exists(index)) {
+    std::map<std::string, size_t> shard_ids;
+    for (const auto& [name, shard] : st::read_safetensors_index(index))
+      if (!shard_ids.count(shard)) {
+        shard_ids[shard] = files.size();
+        files.push_back(st::SafeTensors::open(dir + "/" + shard));
+      }
+  } else {
+    bt::fail(dir, ": no model.safetensors or model.safetensors.index.json (pytorch_model.bin is not read: convert "
+             "it with safetensors' convert script)");
+  }
+  for (size_t i = 0; i < files.size(); ++i)
+    for (const auto& t : files[i].tensors()) avail[t.name] = {i, &t};
+  // A plain BridgeTowerModel checkpoint has no "bridgetower." prefix.
+  bool bare = !avail.empty() && std::none_of(avail.begin(), avail.end(), [](const auto& kv) {
+    return kv.first.rfind("bridgetower.", 0) == 0;
+  });
+  torch::NoGradGuard ng;
+  for (auto& kv : named_parameters(true)) {
+    const std::string& name = kv.key();
+    std::string key = name;
+    if (bare && key.rfind("bridgetower.", 0) == 0) key = key.substr(12);
+    auto it = avail.find(key);
+    if (it == avail.end() && name == "mlm_score.decoder.weight")  // tied to the word embeddings in HF
+      it = avail.find(bare ? "text_model.embeddings.word_embeddings.weight"
+                           : "bridgetower.text_model.embeddings.word_embeddings.weight");
+    Tensor& p = kv.value();
+    if (it == avail.end()) {
+      if (allow_missing_heads && name.rfind("bridgetower.", 0) != 0) continue;
+      bt::fail(dir, ": checkpoint lacks tensor '", key, "' (model expects shape ", shape_str(p.sizes()), ")");
+    }
+    const st::TensorView& v = *it->second.second;
+    if (c10::IntArrayRef(v.shape) != p.sizes())
+      bt::fail(files[it->second.first].source(), ": tensor '", key, "' has shape ", shape_str(v.shape),
+               ", the model expects ", shape_str(p.sizes()));
+    if (!(v.dtype == st::DType::F32 || v.dtype == st::DType::F16 || v.dtype == st::DType::BF16 ||
+          v.dtype == st::DType::F64))
+      bt::fail(files[it->second.first].source(), ": tensor '", key, "' has dtype ", st::dtype_name(v.dtype),
+               ", expected a floating-point type");
+    p.copy_(copy_view(v));
+  }
+}
+
+void PretrainedModel::save_pretrained(const std::string& dir) const {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) bt::fail(dir, ": cannot create the output directory (", ec.message(), ")");
+  std::vector<std::pair<std::string, Tensor>> ts;
+  for (const auto& kv : named_parameters(true)) ts.emplace_back(kv.key(), kv.value().detach().to(torch::kFloat));
+  save_tensors(dir + "/model.safetensors", ts);
+  BridgeTowerConfig c = cfg_;
+  c.extra["architectures"] = {architecture()};
+  c.extra["torch_dtype"] = "float32";
+  save_config(c, dir + "/config.json");
+}
+
+BridgeTowerForContrastiveLearning load_contrastive(const std::string& dir, bool allow_missing_heads) {
+  BridgeTowerForContrastiveLearning m(load_config(dir + "/config.json"));
+  m->load_weights(dir, allow_missing_heads);
+  return m;
+}
+
+ParamGroups adamw_param_groups(torch::nn::Module& model) {
+  std::set<const void*> norm_weights;
+  for (auto& kv : model.named_modules("", false))
+    if (auto* n = dynamic_cast<LayerNormImpl*>(kv.value().get())) norm_weights.insert(n->weight.unsafeGetTensorImpl());
+  ParamGroups g;
+  for (auto& kv : model.named_parameters(true)) {
+    if (!kv.value().requires_grad()) continue;
+    const std::string& n = kv.key();
+    bool is_bias = n.size() >= 4 && n.compare(n.size() - 4, 4, "bias") == 0;
+    if (is_bias || norm_weights.count(kv.value().unsafeGetTensorImpl())) {
+      g.no_decay.push_back(kv.value());
+      g.no_decay_names.push_back(n);
+    } else {
+      g.decay.push_back(kv.value());
+      g.decay_names.push_back(n);
+    }
+  }
+  return g;
+}
+
+int freeze_parameters(torch::nn::Module& model, const std::string& prefix) {
+  int n = 0;
+  for (auto& kv : model.named_parameters(true))
+    if (kv.key().rfind(prefix, 0) == 0) {
+      kv.value().set_requires_grad(false);
+      ++n;
+    }
+  return n;
+}
+
+std::map<std::string, Tensor> load_tensors(const std::string& path) {
+  auto f = st::SafeTensors::open(path);
+  std::map<std::string, Tensor> out;
+  for (const auto& t : f.tensors()) out[t.name] = copy_view(t);
+  return out;
+}
+
+void save_tensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors) {
+  std::vector<Tensor> keep;
+  std::vector<st::TensorOut> outs;
+  for (const auto& [name, t] : tensors) {
+    Tensor c = t.detach().to(torch::kCPU).contiguous();
+    keep.push_back(c);
+    outs.push_back({name, from_torch(c.scalar_type()), c.sizes().vec(), c.data_ptr(), c.nbytes()});
+  }
+  st::write_safetensors(path, outs);
+}
+
+}  // namespace bt::model
