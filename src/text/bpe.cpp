@@ -21,7 +21,8 @@ struct BpeModel::Cache {
 };
 
 namespace {
-constexpr int64_t kMaxId = 1 << 24;  // refuse absurd ids instead of allocating gigabytes
+// Ids index flat tables, so refuse ids far beyond the number of tokens instead of allocating gigabytes.
+constexpr int64_t kIdSlack = 1 << 16;
 inline uint64_t pair_key(int32_t a, int32_t b) { return (uint64_t(uint32_t(a)) << 32) | uint32_t(b); }
 }  // namespace
 
@@ -29,9 +30,11 @@ BpeModel::BpeModel(const std::vector<std::pair<std::string, int64_t>>& vocab,
                    const std::vector<std::pair<std::string, std::string>>& merges, const std::string& unk_token,
                    const std::string& vocab_src, const std::string& merges_src)
     : cache_(std::make_unique<Cache>()) {
-  int64_t max_id = -1;
+  int64_t max_id = -1, id_end = int64_t(vocab.size()) + kIdSlack;
   for (auto& [tok, id] : vocab) {
-    if (id < 0 || id >= kMaxId) fail(vocab_src, ": token ", quote(tok), " has id ", id, " (must be 0..", kMaxId - 1, ")");
+    if (id < 0 || id >= id_end)
+      fail(vocab_src, ": token ", quote(tok), " has id ", id, " (must be 0..", id_end - 1, " for ", vocab.size(),
+           " tokens)");
     max_id = std::max(max_id, id);
   }
   id_token_.resize(size_t(max_id + 1));

@@ -217,7 +217,8 @@ Tokenizer Tokenizer::from_tokenizer_json(const std::string& path) {
     AddedToken t;
     t.content = as_str(a.value("content", json()), path, where + ".content");
     int64_t id = as_id(a.value("id", json()), path, where + ".id");
-    if (id < 0 || id >= (1 << 24)) fail(path, ": ", where, ".id ", id, " is out of range");
+    if (id < 0 || id >= int64_t(impl->model->id_limit()) + (1 << 16))
+      fail(path, ": ", where, ".id ", id, " is out of range (the model has ", impl->model->id_limit(), " ids)");
     t.id = int32_t(id);
     t.special = a.value("special", false) == true;
     t.lstrip = a.value("lstrip", false) == true;
