@@ -1,0 +1,26 @@
+// The production SampleTransform: bt::media with one MediaScratch per worker.
+#include "loader/sample_transform.h"
+
+namespace bt::loader {
+namespace {
+
+class MediaTransform final : public SampleTransform {
+ public:
+  MediaTransform() : scratch_(media::make_scratch()) {}
+  void to_u8(std::span<const uint8_t> encoded, const media::TransformSpec& spec, uint64_t seed, uint8_t* out,
+             media::TransformTiming* timing) override {
+    media::transform_to_u8(encoded, spec, seed, out, *scratch_, timing);
+  }
+  void normalize(const uint8_t* hwc, int size, float* chw) override {
+    media::normalize_hwc_to_chw(hwc, size, size, chw);
+  }
+
+ private:
+  std::unique_ptr<media::MediaScratch> scratch_;
+};
+
+}  // namespace
+
+std::unique_ptr<SampleTransform> make_media_transform() { return std::make_unique<MediaTransform>(); }
+
+}  // namespace bt::loader

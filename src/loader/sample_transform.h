@@ -1,0 +1,28 @@
+// The per-sample image work a loader worker runs: encoded bytes -> uint8 HWC crop, and crop -> normalised
+// float CHW. The default is bt::media (transform_to_u8 / normalize_hwc_to_chw); tests substitute cheap
+// fakes. One instance per worker thread (it owns that thread's scratch buffers), so it needs no locking.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+
+#include "media/transform.h"
+
+namespace bt::loader {
+
+class SampleTransform {
+ public:
+  virtual ~SampleTransform() = default;
+  // Writes spec.image_size^2 * 3 bytes to out_hwc; throws bt::Error (reason only) on bad input.
+  virtual void to_u8(std::span<const uint8_t> encoded, const media::TransformSpec& spec, uint64_t sample_seed,
+                     uint8_t* out_hwc, media::TransformTiming* timing) = 0;
+  virtual void normalize(const uint8_t* hwc, int size, float* chw) = 0;
+};
+
+using TransformFactory = std::function<std::unique_ptr<SampleTransform>()>;
+
+// bt::media's transform; throws bt::Error if bridgetune was built without the media library.
+std::unique_ptr<SampleTransform> make_media_transform();
+
+}  // namespace bt::loader

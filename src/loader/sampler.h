@@ -1,0 +1,63 @@
+// Which dataset rows a rank reads in an epoch, and in what order. A pure function of (dataset size, options,
+// epoch): it never depends on the number of loader workers, so any worker count sees the same batches.
+//
+// Contract:
+//  - The epoch order is a permutation of [0, n) drawn from (seed, epoch) (or the identity with shuffle off).
+//  - Sharding follows torch's DistributedSampler: without drop_last the order is padded by wrapping around to
+//    a multiple of world_size, so every rank gets ceil(n / world_size) rows; with drop_last it is truncated
+//    to floor(n / world_size) per rank. Rank r takes positions r, r + world_size, ... Ranks are disjoint
+//    apart from the padding and together cover every row.
+//  - dedupe_images_in_batch reorders the rank's rows so that no batch of batch_size consecutive positions
+//    holds two rows with the same image key where that is avoidable. Greedy with deferral, stable: each
+//    slot takes the oldest deferred row whose image is not yet in the batch, else the next row of the order;
+//    a row whose image is already in the batch is deferred. Only when nothing left fits (or within the scan
+//    window of deferred rows) is a duplicate placed; a final pass then swaps leftover duplicates with rows of
+//    nearby batches where that removes them. Depends only on the order and the keys.
+//  - Resuming at (epoch, position) is just epoch_rows(epoch) from that position on.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace bt::loader {
+
+struct SamplerOptions {
+  uint64_t seed = 42;
+  bool shuffle = true;
+  int rank = 0;
+  int world_size = 1;
+  bool drop_last = false;  // sharding: truncate instead of pad
+  bool dedupe_images_in_batch = false;
+  size_t batch_size = 32;  // the batch boundaries dedupe works within
+};
+
+class Sampler {
+ public:
+  // image_ids[i] identifies row i's image (dense ids); needed only for dedupe, may be empty otherwise.
+  Sampler(size_t dataset_size, SamplerOptions options, std::vector<uint32_t> image_ids = {});
+
+  size_t dataset_size() const { return n_; }
+  size_t rows_per_epoch() const;  // this rank's share
+  const SamplerOptions& options() const { return opt_; }
+
+  // This rank's rows for `epoch`, in order (length rows_per_epoch()).
+  std::vector<size_t> epoch_rows(uint64_t epoch) const;
+
+ private:
+  size_t n_;
+  SamplerOptions opt_;
+  std::vector<uint32_t> image_ids_;
+};
+
+// Deterministic 64-bit mixing, shared by the sampler (shuffle) and the loader (per-sample seeds).
+uint64_t mix64(uint64_t x);
+inline uint64_t hash_combine(uint64_t a, uint64_t b) { return mix64(a ^ (mix64(b) + 0x9e3779b97f4a7c15ULL)); }
+// The augmentation seed of one sample: the same for any worker count, different per epoch and row.
+inline uint64_t sample_seed(uint64_t seed, uint64_t epoch, uint64_t row) {
+  return hash_combine(hash_combine(seed, epoch), row);
+}
+
+// The dedupe pass on its own (exposed for tests): reorders `rows` in place, batches of batch_size.
+void dedupe_in_batches(std::vector<size_t>& rows, const std::vector<uint32_t>& image_ids, size_t batch_size);
+
+}  // namespace bt::loader
