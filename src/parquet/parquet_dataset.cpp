@@ -13,7 +13,7 @@ struct ParquetDataset::CacheEntry {
   std::mutex mu;  // held while decoding, so concurrent readers of the group wait for one decode
   std::shared_ptr<const ColumnValues> values;
   size_t bytes = 0;
-  std::list<size_t>::iterator lru_pos;
+  std::list<Key>::iterator lru_pos;
 };
 
 namespace {
@@ -88,6 +88,7 @@ void ParquetDataset::open(std::vector<std::shared_ptr<const ByteSource>> sources
     files_.push_back(std::move(fi));
   }
   for (size_t f = 0; f < files_.size(); ++f) load_file(f);
+  pages_.resize(groups_.size());
 }
 
 void ParquetDataset::load_file(size_t f) {
@@ -147,38 +148,59 @@ size_t ParquetDataset::group_of(size_t row) const {
   return static_cast<size_t>(it - groups_.begin()) - 1;
 }
 
-std::shared_ptr<const ColumnValues> ParquetDataset::images_of(size_t gi) const {
+std::shared_ptr<const ParquetDataset::Pages> ParquetDataset::pages_of(size_t gi) const {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (pages_[gi]) return pages_[gi];
+  }
+  const Group& g = groups_[gi];
+  const FileInfo& fi = files_[g.file];
+  auto pages = std::make_shared<const Pages>(fi.file->page_locations(g.group, static_cast<size_t>(fi.bytes_leaf)));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!pages_[gi]) pages_[gi] = pages;
+  return pages_[gi];
+}
+
+std::shared_ptr<const ColumnValues> ParquetDataset::page_of(size_t gi, size_t r, size_t* first_row) const {
+  std::shared_ptr<const Pages> pages = pages_of(gi);
+  auto it = std::upper_bound(pages->begin(), pages->end(), r,
+                             [](size_t row, const ParquetFile::PageLocation& l) { return row < l.first_row; });
+  const size_t p = static_cast<size_t>(it - pages->begin());
+  const Group& g = groups_[gi];
+  const FileInfo& fi = files_[g.file];
+  if (p == 0 || (*pages)[p - 1].dictionary || r - (*pages)[p - 1].first_row >= (*pages)[p - 1].num_rows)
+    fail(fi.file->name(), ": row group ", g.group, ": no page holds row ", r);
+  const Key key{gi, p - 1};
+  *first_row = (*pages)[p - 1].first_row;
+
   std::shared_ptr<CacheEntry> e;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = cache_.find(gi);
-    if (it != cache_.end()) {
-      e = it->second;
+    auto cit = cache_.find(key);
+    if (cit != cache_.end()) {
+      e = cit->second;
       lru_.splice(lru_.begin(), lru_, e->lru_pos);
     } else {
       e = std::make_shared<CacheEntry>();
-      lru_.push_front(gi);
+      lru_.push_front(key);
       e->lru_pos = lru_.begin();
-      cache_.emplace(gi, e);
+      cache_.emplace(key, e);
     }
   }
   std::lock_guard<std::mutex> decode_lock(e->mu);
   if (e->values) return e->values;
-  const Group& g = groups_[gi];
-  const FileInfo& fi = files_[g.file];
-  auto values = std::make_shared<const ColumnValues>(fi.file->read_column(g.group, static_cast<size_t>(fi.bytes_leaf)));
+  auto values = std::make_shared<const ColumnValues>(
+      fi.file->read_pages(g.group, static_cast<size_t>(fi.bytes_leaf), *pages, p - 1, p - 1));
   std::lock_guard<std::mutex> lock(mu_);
   e->values = values;
   e->bytes = values->memory_bytes();
-  auto it = cache_.find(gi);
-  if (it != cache_.end() && it->second == e) {
+  auto cit = cache_.find(key);
+  if (cit != cache_.end() && cit->second == e) {
     cached_bytes_ += e->bytes;
-    // Evict least recently used groups beyond the budget, never the one just decoded.
+    // Evict least recently used pages beyond the budget, never the one just decoded.
     const size_t budget = opts_.cache_mb << 20;
-    while (cached_bytes_ > budget && lru_.size() > 1) {
-      size_t victim = lru_.back();
-      if (victim == gi) break;
-      auto vit = cache_.find(victim);
+    while (cached_bytes_ > budget && lru_.size() > 1 && lru_.back() != key) {
+      auto vit = cache_.find(lru_.back());
       cached_bytes_ -= vit->second->bytes;
       cache_.erase(vit);
       lru_.pop_back();
@@ -190,8 +212,10 @@ std::shared_ptr<const ColumnValues> ParquetDataset::images_of(size_t gi) const {
 void ParquetDataset::read_image(size_t i, std::vector<uint8_t>& bytes) const {
   if (i >= size()) fail("parquet dataset: row ", i, " out of range (", size(), " rows)");
   const size_t gi = group_of(i);
-  std::shared_ptr<const ColumnValues> v = images_of(gi);
-  const size_t r = i - groups_[gi].begin;
+  size_t first = 0;
+  std::shared_ptr<const ColumnValues> v = page_of(gi, i - groups_[gi].begin, &first);
+  const size_t r = i - groups_[gi].begin - first;
+  if (r >= v->num_rows) fail(describe(i), ": page decoded to fewer rows than its header says");
   if (!v->present[r]) fail(describe(i), ": image is null");
   std::string_view b = v->bytes(r);
   bytes.assign(b.begin(), b.end());

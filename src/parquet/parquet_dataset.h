@@ -2,14 +2,15 @@
 // bt::data::Dataset. The image column is either a struct {bytes: binary, path: string} (HF's Image feature) or
 // a plain binary column; the caption column is a string column. At open time the caption and image-path
 // columns of every row group are read (they are small), so caption() and image_key() are free; image bytes
-// are decoded lazily, one row group's image column at a time, into an LRU bounded by `cache_mb`.
+// are decoded lazily, one data page at a time (located by walking the chunk's page headers once per row
+// group), into an LRU of decoded pages bounded by `cache_mb`.
 //
 // image_key(i) = the struct's `path` when non-empty, else "#<64-bit hash>-<size>" of the bytes (computed at
 // open, streaming one row group at a time), so rows sharing an image share a key.
 // A null caption reads as ""; a null image throws from read_image (a bad sample, not a bad file).
-// Thread-safe: read_image may be called concurrently; threads wanting the same row group wait for one decode.
-// Random access is by row, but each miss decodes a whole row group's images: samplers should shuffle row
-// groups (row_groups()) and rows within a window of groups to keep the cache hit rate high.
+// Thread-safe: read_image may be called concurrently; threads wanting the same page wait for one decode.
+// Random access is by row; a miss costs one page (pyarrow's default ~1 MB: a few images). row_groups() lists
+// the groups for samplers that want locality.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -18,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "data/dataset.h"
@@ -28,7 +30,7 @@ namespace bt::parquet {
 struct ParquetDatasetOptions {
   std::string image_column = "image";
   std::string caption_column = "image_description";
-  size_t cache_mb = 256;                  // decoded image row groups kept (at least one is always kept)
+  size_t cache_mb = 256;                  // decoded image pages kept (at least one is always kept)
   bool hash_images_without_path = true;   // false: rows without a path get a unique key "file:row"
 };
 
@@ -67,7 +69,10 @@ class ParquetDataset final : public data::Dataset {
   void open(std::vector<std::shared_ptr<const ByteSource>> sources);
   void load_file(size_t f);
   size_t group_of(size_t row) const;
-  std::shared_ptr<const ColumnValues> images_of(size_t group_index) const;
+  using Pages = std::vector<ParquetFile::PageLocation>;
+  std::shared_ptr<const Pages> pages_of(size_t group_index) const;
+  // The decoded page holding row `r` of the group, and the group row where that page starts.
+  std::shared_ptr<const ColumnValues> page_of(size_t group_index, size_t r, size_t* first_row) const;
 
   ParquetDatasetOptions opts_;
   std::vector<FileInfo> files_;
@@ -77,8 +82,10 @@ class ParquetDataset final : public data::Dataset {
   std::vector<std::string> captions_, keys_;
 
   mutable std::mutex mu_;
-  mutable std::list<size_t> lru_;  // group indices, most recent first
-  mutable std::map<size_t, std::shared_ptr<CacheEntry>> cache_;
+  using Key = std::pair<size_t, size_t>;  // (group index, page index)
+  mutable std::vector<std::shared_ptr<const Pages>> pages_;  // per group, built on first access
+  mutable std::list<Key> lru_;                               // most recent first
+  mutable std::map<Key, std::shared_ptr<CacheEntry>> cache_;
   mutable size_t cached_bytes_ = 0;
 };
 

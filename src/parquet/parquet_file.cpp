@@ -1,5 +1,6 @@
 #include "parquet/parquet_file.h"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -69,32 +70,122 @@ std::string ParquetFile::describe_columns() const {
   return s;
 }
 
-ColumnValues ParquetFile::read_column(size_t g, size_t leaf) const {
-  const std::string& nm = source_->name();
-  if (g >= meta_.row_groups.size() || leaf >= schema_.leaves.size())
-    fail(nm, ": row group ", g, " / column ", leaf, " out of range");
-  const LeafColumn& col = schema_.leaves[leaf];
-  const RowGroup& rg = meta_.row_groups[g];
-  const ColumnChunk& cc = rg.columns[leaf];
+std::pair<uint64_t, uint64_t> ParquetFile::chunk_range(size_t g, size_t leaf) const {
+  const ColumnChunk& cc = meta_.row_groups[g].columns[leaf];
+  if (!cc.file_path.empty()) fail("data in an external file ('", cc.file_path, "') is not supported");
+  if (!cc.has_meta_data) fail("column chunk has no metadata");
+  const ColumnMetaData& m = cc.meta;
+  if (m.path_in_schema != schema_.leaves[leaf].path) fail("chunk's path_in_schema does not match the schema");
+  int64_t start = m.data_page_offset;
+  if (m.dictionary_page_offset > 0 && m.dictionary_page_offset < start) start = m.dictionary_page_offset;
+  const uint64_t size = source_->size();
+  if (start < 4 || m.total_compressed_size <= 0 || static_cast<uint64_t>(start) >= size ||
+      static_cast<uint64_t>(m.total_compressed_size) > size - static_cast<uint64_t>(start) ||
+      static_cast<uint64_t>(m.total_compressed_size) > kMaxChunk)
+    fail("chunk range ", start, "+", m.total_compressed_size, " lies outside the file (", size, " bytes)");
+  return {static_cast<uint64_t>(start), static_cast<uint64_t>(m.total_compressed_size)};
+}
+
+void ParquetFile::rethrow(size_t g, size_t leaf) const {
+  const std::string where = str(source_->name(), ": row group ", g, ", column '", schema_.leaves[leaf].name, "': ");
   try {
-    if (!cc.file_path.empty()) fail("data in an external file ('", cc.file_path, "') is not supported");
-    if (!cc.has_meta_data) fail("column chunk has no metadata");
-    const ColumnMetaData& m = cc.meta;
-    if (m.path_in_schema != col.path) fail("chunk's path_in_schema does not match the schema");
-    int64_t start = m.data_page_offset;
-    if (m.dictionary_page_offset > 0 && m.dictionary_page_offset < start) start = m.dictionary_page_offset;
-    const uint64_t size = source_->size();
-    if (start < 4 || m.total_compressed_size <= 0 || static_cast<uint64_t>(start) >= size ||
-        static_cast<uint64_t>(m.total_compressed_size) > size - static_cast<uint64_t>(start) ||
-        static_cast<uint64_t>(m.total_compressed_size) > kMaxChunk)
-      fail("chunk range ", start, "+", m.total_compressed_size, " lies outside the file (", size, " bytes)");
-    std::vector<uint8_t> bytes(static_cast<size_t>(m.total_compressed_size));
-    source_->read(static_cast<uint64_t>(start), bytes.size(), bytes.data());
-    return decode_column_chunk(bytes.data(), bytes.size(), col, m, rg.num_rows);
+    throw;
   } catch (const Error& e) {
-    fail(nm, ": row group ", g, ", column '", col.name, "': ", e.what());
+    fail(where, e.what());
   } catch (const std::bad_alloc&) {
-    fail(nm, ": row group ", g, ", column '", col.name, "': out of memory decoding the chunk");
+    fail(where, "out of memory decoding the chunk");
+  }
+}
+
+ColumnValues ParquetFile::read_column(size_t g, size_t leaf) const {
+  if (g >= meta_.row_groups.size() || leaf >= schema_.leaves.size())
+    fail(source_->name(), ": row group ", g, " / column ", leaf, " out of range");
+  try {
+    auto [start, len] = chunk_range(g, leaf);
+    std::vector<uint8_t> bytes(static_cast<size_t>(len));
+    source_->read(start, bytes.size(), bytes.data());
+    const RowGroup& rg = meta_.row_groups[g];
+    return decode_column_chunk(bytes.data(), bytes.size(), schema_.leaves[leaf], rg.columns[leaf].meta, rg.num_rows);
+  } catch (...) {
+    rethrow(g, leaf);
+  }
+}
+
+std::vector<ParquetFile::PageLocation> ParquetFile::page_locations(size_t g, size_t leaf) const {
+  if (g >= meta_.row_groups.size() || leaf >= schema_.leaves.size())
+    fail(source_->name(), ": row group ", g, " / column ", leaf, " out of range");
+  std::vector<PageLocation> out;
+  try {
+    auto [start, len] = chunk_range(g, leaf);
+    const uint64_t end = start + len;
+    const size_t rows = static_cast<size_t>(meta_.row_groups[g].num_rows);
+    uint64_t pos = start;
+    size_t row = 0;
+    std::vector<uint8_t> buf;
+    while (row < rows) {
+      if (pos >= end) fail("chunk ends after ", row, " of ", rows, " rows");
+      // Page headers are small unless they carry large statistics: grow the read until the header parses.
+      size_t want = static_cast<size_t>(std::min<uint64_t>(end - pos, 256));
+      PageHeader h;
+      size_t hlen = 0;
+      for (;;) {
+        buf.resize(want);
+        source_->read(pos, want, buf.data());
+        try {
+          h = parse_page_header(buf.data(), want, &hlen);
+          break;
+        } catch (const Error&) {
+          if (want == end - pos || want >= (size_t(1) << 24)) throw;
+          want = static_cast<size_t>(std::min<uint64_t>(end - pos, want * 16));
+        }
+      }
+      if (h.compressed_page_size < 0 || static_cast<uint64_t>(h.compressed_page_size) > end - pos - hlen)
+        fail("page at offset ", pos, ": ", h.compressed_page_size, " bytes run past the end of the chunk");
+      PageLocation loc;
+      loc.offset = pos;
+      loc.length = hlen + static_cast<uint64_t>(h.compressed_page_size);
+      if (h.type == PageType::DictionaryPage) {
+        loc.dictionary = true;
+        out.push_back(loc);
+      } else if (h.type == PageType::DataPage || h.type == PageType::DataPageV2) {
+        if (h.num_values < 0 || static_cast<size_t>(h.num_values) > rows - row)
+          fail("page at offset ", pos, ": ", h.num_values, " values, only ", rows - row, " rows remain");
+        loc.first_row = row;
+        loc.num_rows = static_cast<size_t>(h.num_values);
+        row += loc.num_rows;
+        out.push_back(loc);
+      }
+      pos += loc.length;
+    }
+  } catch (...) {
+    rethrow(g, leaf);
+  }
+  return out;
+}
+
+ColumnValues ParquetFile::read_pages(size_t g, size_t leaf, const std::vector<PageLocation>& locs, size_t first,
+                                     size_t last) const {
+  if (first > last || last >= locs.size() || locs[first].dictionary || locs[last].dictionary)
+    fail(source_->name(), ": bad page range ", first, "..", last);
+  try {
+    const PageLocation* dict = nullptr;
+    for (const PageLocation& l : locs)
+      if (l.dictionary) {
+        dict = &l;
+        break;
+      }
+    const uint64_t from = locs[first].offset, to = locs[last].offset + locs[last].length;
+    const uint64_t dict_len = dict ? dict->length : 0;
+    if (to < from || to - from > kMaxChunk || dict_len > kMaxChunk) fail("bad page locations");
+    std::vector<uint8_t> bytes(static_cast<size_t>(dict_len + (to - from)));
+    if (dict) source_->read(dict->offset, static_cast<size_t>(dict_len), bytes.data());
+    source_->read(from, static_cast<size_t>(to - from), bytes.data() + dict_len);
+    ColumnMetaData m = meta_.row_groups[g].columns[leaf].meta;
+    const size_t rows = locs[last].first_row + locs[last].num_rows - locs[first].first_row;
+    m.num_values = static_cast<int64_t>(rows);
+    return decode_column_chunk(bytes.data(), bytes.size(), schema_.leaves[leaf], m, static_cast<int64_t>(rows));
+  } catch (...) {
+    rethrow(g, leaf);
   }
 }
 

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "parquet/byte_source.h"
@@ -38,7 +39,26 @@ class ParquetFile {
   // Decodes column `leaf` of row group `g`.
   ColumnValues read_column(size_t g, size_t leaf) const;
 
+  // Where the pages of a chunk lie, found by reading only their headers (small preads), so that random
+  // access can decode one page instead of the whole chunk.
+  struct PageLocation {
+    uint64_t offset = 0;   // of the page header in the file
+    uint64_t length = 0;   // header + body
+    size_t first_row = 0;  // first row (within the group) of a data page
+    size_t num_rows = 0;   // 0 for the dictionary page
+    bool dictionary = false;
+  };
+  std::vector<PageLocation> page_locations(size_t g, size_t leaf) const;
+  // Decodes data pages locs[first..last] (and the chunk's dictionary page, if any): the rows
+  // [locs[first].first_row, locs[last].first_row + locs[last].num_rows) of the group.
+  ColumnValues read_pages(size_t g, size_t leaf, const std::vector<PageLocation>& locs, size_t first,
+                          size_t last) const;
+
  private:
+  // Validated [start, start + length) of a chunk; throws without file context.
+  std::pair<uint64_t, uint64_t> chunk_range(size_t g, size_t leaf) const;
+  [[noreturn]] void rethrow(size_t g, size_t leaf) const;
+
   std::shared_ptr<const ByteSource> source_;
   FileMetaData meta_;
   Schema schema_;
