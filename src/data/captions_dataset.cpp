@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "common/error.h"
+#include "data/tar_dataset.h"
 
 namespace fs = std::filesystem;
 
@@ -128,6 +129,12 @@ std::unique_ptr<CaptionsDataset> open_captions(const std::string& path, const Ca
 }
 
 std::unique_ptr<Dataset> open_dataset(const std::string& path, const CaptionsOptions& opts) {
+  if (classify_source(path) == SourceKind::kShards) {
+    ShardOptions so;
+    so.caption_column = opts.caption_column;
+    so.on_bad = opts.on_bad_row;
+    return open_tar_dataset(path, so);
+  }
   return open_captions(path, opts);
 }
 

@@ -52,6 +52,8 @@ class CaptionsDataset : public Dataset {
 
 // Opens a captions file or a folder holding captions.jsonl / captions.csv (see the contract above).
 std::unique_ptr<CaptionsDataset> open_captions(const std::string& path, const CaptionsOptions& opts = {});
+// open_captions(), or for tar shards (classify_source() == kShards) a TarDataset (data/tar_dataset.h) using
+// opts.caption_column for key.json captions and opts.on_bad_row. Parquet is not handled here.
 std::unique_ptr<Dataset> open_dataset(const std::string& path, const CaptionsOptions& opts = {});
 
 // Which reader a --data value needs. kShards: a .tar path, a brace/glob pattern of tars, or a folder holding

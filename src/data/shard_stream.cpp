@@ -80,10 +80,30 @@ bool ShardReader::read_header(Member& m) {
   if (!open_error_.empty()) throw ShardFatal{open_error_};
   archive_entry* e = nullptr;
   int r = archive_read_next_header(a_, &e);
+  if (r == ARCHIVE_EOF && locate_image_) {
+    int64_t pos = archive_read_header_position(a_);
+    int64_t padded = (int64_t(cur_.image_size) + 511) / 512 * 512;
+    if (pos < padded) throw ShardFatal{str(name_, ": cannot locate member '", members_.back(), "'")};
+    cur_.image_offset = uint64_t(pos - padded);
+    locate_image_ = false;
+  }
   if (r == ARCHIVE_EOF) return false;
   if (r < ARCHIVE_WARN) {
     const char* s = archive_error_string(a_);
     fatal(members_.empty() ? "" : members_.back(), s ? s : "corrupt tar archive");
+  }
+  if (opts_.index_only) {
+    if (!checked_filter_ && archive_filter_code(a_, 0) != ARCHIVE_FILTER_NONE)
+      throw ShardFatal{str(name_, ": random access needs an uncompressed .tar shard (stream compressed ones)")};
+    checked_filter_ = true;
+    // The previous member's data (padded to 512-byte blocks) ends where this header starts.
+    if (locate_image_) {
+      int64_t pos = archive_read_header_position(a_);
+      int64_t padded = (int64_t(cur_.image_size) + 511) / 512 * 512;
+      if (pos < padded) throw ShardFatal{str(name_, ": cannot locate member '", members_.back(), "'")};
+      cur_.image_offset = uint64_t(pos - padded);
+      locate_image_ = false;
+    }
   }
   const char* p = archive_entry_pathname(e);
   m.name = p ? p : "";
@@ -102,6 +122,29 @@ bool ShardReader::read_header(Member& m) {
 
 void ShardReader::read_data(Member& m, bool want_data) {
   if (m.kind == kOther || !want_data) {
+    if (archive_read_data_skip(a_) < ARCHIVE_WARN) {
+      const char* s = archive_error_string(a_);
+      fatal(m.name, s ? s : "truncated member");
+    }
+    return;
+  }
+  if (opts_.index_only && m.kind == kImage) {
+    // Keep a prefix so the index can be checked against the file.
+    if (m.size <= 0) {
+      m.error = "image member of unknown or zero size";
+    } else {
+      size_t want = size_t(std::min<int64_t>(m.size, 64)), got = 0;
+      m.data.resize(want);
+      while (got < want) {
+        la_ssize_t n = archive_read_data(a_, m.data.data() + got, want - got);
+        if (n < 0) {
+          const char* s = archive_error_string(a_);
+          fatal(m.name, s ? s : "read error");
+        }
+        if (n == 0) fatal(m.name, "truncated member");
+        got += size_t(n);
+      }
+    }
     if (archive_read_data_skip(a_) < ARCHIVE_WARN) {
       const char* s = archive_error_string(a_);
       fatal(m.name, s ? s : "truncated member");
@@ -164,6 +207,8 @@ bool ShardReader::finish_group(TarSample& out) {
     out.image.swap(cur_.image);
     out.image_ext = cur_.image_ext;
     out.caption.swap(cur_.caption);
+    out.image_offset = cur_.image_offset;
+    out.image_size = cur_.image_size;
   }
   key_.clear();
   members_.clear();
@@ -171,6 +216,7 @@ bool ShardReader::finish_group(TarSample& out) {
   cur_.caption.clear();
   json_.clear();
   has_image_ = has_txt_ = has_json_ = spoiled_ = false;
+  cur_.image_offset = cur_.image_size = 0;
   return ok;
 }
 
@@ -187,6 +233,10 @@ void ShardReader::add_to_group(Member& m) {
     cur_.image.swap(m.data);
     cur_.image_ext = m.ext;
     has_image_ = true;
+    if (opts_.index_only) {
+      cur_.image_size = uint64_t(m.size);
+      locate_image_ = true;
+    }
   } else if (m.kind == kTxt && !has_txt_) {
     cur_.caption.assign(m.data.begin(), m.data.end());
     while (!cur_.caption.empty() && std::isspace(static_cast<unsigned char>(cur_.caption.back())))

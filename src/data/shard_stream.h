@@ -30,6 +30,9 @@ struct ShardOptions {
   std::string caption_column = "caption";  // field of key.json used as the caption
   OnBad on_bad = OnBad::kError;
   size_t max_member_bytes = size_t(256) << 20;
+  // Index mode (for TarDataset): images are not read; TarSample::image holds their first bytes and
+  // image_offset/image_size locate them in the shard file. Needs uncompressed shards.
+  bool index_only = false;
 };
 
 struct TarSample {
@@ -37,6 +40,7 @@ struct TarSample {
   std::vector<uint8_t> image;
   std::string image_ext;  // jpg, jpeg or png
   std::string caption;
+  uint64_t image_offset = 0, image_size = 0;  // set in index mode only
 };
 
 // Brace expansion only (no file system access); throws when a pattern expands to more than 1,000,000 names.
@@ -92,6 +96,9 @@ class ShardReader {
   std::string json_;
   bool has_json_ = false;
   bool spoiled_ = false;  // a member of the group was unusable (already counted)
+  bool locate_image_ = false;  // index mode: the member just read is the group's image; its offset is
+                               // known once the next header's position is
+  bool checked_filter_ = false;
 };
 
 // Reads a list of shards in the given order, one after the other.

@@ -5,7 +5,9 @@
 #include <functional>
 
 #include "common/error.h"
+#include "data/captions_dataset.h"
 #include "data/shard_stream.h"
+#include "data/tar_dataset.h"
 #include "data/synth.h"
 #include "test_util.h"
 
@@ -233,4 +235,49 @@ TEST(ShardStream, ReadsSynthTarShards) {
     ++i;
   }
   EXPECT_EQ(i, o.n);
+}
+
+TEST(TarDataset, IndexesShardsAndPreadsImages) {
+  TempDir d;
+  std::string big(70000, 'x');
+  for (size_t i = 0; i < big.size(); ++i) big[i] = char('a' + i % 23);
+  write_file(d / "s-0.tar", make_tar({{"a.jpg", "JPEG-A"}, {"a.txt", "A"}, {"b.txt", "B"}, {"b.png", big},
+                                      {std::string(130, 'L') + ".jpg", "LONG"}, {std::string(130, 'L') + ".txt", "L"}}));
+  write_file(d / "s-1.tar", make_tar({{"c.jpg", ""}, {"c.txt", "no bytes"}, {"e.jpg", "E"}, {"e.txt", "E"}}));
+  EXPECT_NE(error_of([&] { open_dataset(d / "s-{0..1}.tar"); }).find("s-1.tar: member 'c.jpg'"), std::string::npos);
+  CaptionsOptions co;
+  co.on_bad_row = OnBad::kSkip;
+  auto ds = open_dataset(d / "s-{0..1}.tar", co);
+  ASSERT_EQ(ds->size(), 4u);
+  std::vector<uint8_t> bytes;
+  std::vector<std::string> want = {"JPEG-A", big, "LONG", "E"};
+  std::vector<std::string> caps = {"A", "B", "L", "E"};
+  for (size_t i = 0; i < 4; ++i) {
+    ds->read_image(i, bytes);
+    EXPECT_EQ(std::string(bytes.begin(), bytes.end()), want[i]) << i;
+    EXPECT_EQ(ds->caption(i), caps[i]);
+  }
+  EXPECT_EQ(ds->image_key(1), d / "s-0.tar:b");
+  EXPECT_EQ(static_cast<TarDataset&>(*ds).bad_rows().count, 1u);
+}
+
+TEST(TarDataset, ReadsSynthShardsLikeTheFolderLayout) {
+  TempDir d;
+  SynthOptions o;
+  o.n = 9;
+  o.seed = 5;
+  o.min_width = 64;
+  o.max_width = 96;
+  o.tar = true;
+  o.shard_size = 4;
+  write_synth(d.path(), o);
+  auto ds = open_dataset(d.path());
+  auto plan = synth_plan(o);
+  ASSERT_EQ(ds->size(), o.n);
+  std::vector<uint8_t> bytes;
+  for (size_t i = 0; i < o.n; ++i) {
+    ds->read_image(i, bytes);
+    EXPECT_EQ(bytes, synth_jpeg(o, plan.image_of_row[i]));
+    EXPECT_EQ(ds->caption(i), plan.captions[i]);
+  }
 }
