@@ -1,0 +1,31 @@
+// libFuzzer target for the JPEG/PNG decode wrapper and the transform behind it: any bytes must either
+// decode or throw bt::Error; never crash, hang, leak or read out of bounds.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "common/error.h"
+#include "media/decode.h"
+#include "media/transform.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace bt::media;
+  // A small pixel cap keeps each run fast; the bomb check itself is exercised by any large header.
+  constexpr uint64_t kMaxPixels = 1 << 22;
+  const std::span<const uint8_t> bytes(data, size);
+  static auto scratch = make_scratch();
+  try {
+    ImageU8 img;
+    decode_rgb8(bytes, kMaxPixels, img, size % 2 ? 8 : 1 + static_cast<int>(size % 8));
+    TransformSpec spec;
+    spec.image_size = 24;
+    spec.max_image_pixels = kMaxPixels;
+    spec.mode = size % 3 ? TransformMode::kTrain : TransformMode::kEval;
+    spec.dct_scaling = size % 5 != 0;
+    std::vector<uint8_t> out(24 * 24 * 3);
+    transform_to_u8(bytes, spec, size, out.data(), *scratch);
+  } catch (const bt::Error&) {
+  }
+  return 0;
+}
