@@ -78,17 +78,43 @@ const Api* load_api(std::string* why) {
   return api.lib ? &api : nullptr;
 }
 
+// One nvJPEG handle + state; the hardware backend only serves the batched API, so the per-image hybrid
+// decoder gets its own pair, made on first use.
+struct Session {
+  nvjpegHandle_t h = nullptr;
+  nvjpegJpegState_t s = nullptr;
+};
+
+bool open_session(const Api* api, int backend, Session* out) {
+  Session x;
+  if (api->CreateEx(backend, nullptr, nullptr, 0, &x.h) != 0) return false;
+  if (api->StateCreate(x.h, &x.s) != 0) {
+    api->Destroy(x.h);
+    return false;
+  }
+  *out = x;
+  return true;
+}
+
+void close_session(const Api* api, Session& x) {
+  if (x.s) api->StateDestroy(x.s);
+  if (x.h) api->Destroy(x.h);
+  x = Session{};
+}
+
 class Decoder final : public NvjpegDecoder {
  public:
-  Decoder(const Api* api, nvjpegHandle_t h, nvjpegJpegState_t s, bool hw) : api_(api), h_(h), s_(s), hw_(hw) {}
+  Decoder(const Api* api, Session hw, Session hybrid) : api_(api), hw_(hw), hybrid_(hybrid) {}
   ~Decoder() override {
-    api_->StateDestroy(s_);
-    api_->Destroy(h_);
+    close_session(api_, hw_);
+    close_session(api_, hybrid_);
   }
 
   JpegInfo info(std::span<const uint8_t> jpeg) override {
     int comps = 0, subsampling = 0, w[kMaxComponent] = {}, h[kMaxComponent] = {};
-    if (api_->GetImageInfo(h_, jpeg.data(), jpeg.size(), &comps, &subsampling, w, h) != 0 || w[0] <= 0 || h[0] <= 0)
+    const nvjpegHandle_t handle = hw_.h ? hw_.h : hybrid_.h;
+    if (api_->GetImageInfo(handle, jpeg.data(), jpeg.size(), &comps, &subsampling, w, h) != 0 || w[0] <= 0 ||
+        h[0] <= 0)
       fail("nvjpeg: not a decodable JPEG (", jpeg.size(), " bytes)");
     return JpegInfo{w[0], h[0], comps};
   }
@@ -107,26 +133,28 @@ class Decoder final : public NvjpegDecoder {
       data[i] = jpegs[i].data();
       lens[i] = jpegs[i].size();
     }
-    if (hw_ && api_->BatchedInit && api_->Batched && !jpegs.empty()) {
+    if (jpegs.empty()) return;
+    if (hw_.h && api_->BatchedInit && api_->Batched) {
       const int n = static_cast<int>(jpegs.size());
-      if (api_->BatchedInit(h_, s_, n, 1, kOutputRGBI) == 0 &&
-          api_->Batched(h_, s_, data.data(), lens.data(), dst.data(), stream) == 0)
+      if (api_->BatchedInit(hw_.h, hw_.s, n, 1, kOutputRGBI) == 0 &&
+          api_->Batched(hw_.h, hw_.s, data.data(), lens.data(), dst.data(), stream) == 0)
         return;
-      hw_ = false;  // e.g. progressive JPEGs: the hardware decoder refuses them; stay hybrid from now on
+      // e.g. progressive or 4:1:1 JPEGs, which the hardware decoder refuses: hybrid from now on.
       std::fprintf(stderr, "nvjpeg: hardware batched decode failed; using the hybrid decoder\n");
+      close_session(api_, hw_);
     }
+    if (!hybrid_.h && !open_session(api_, kBackendDefault, &hybrid_))
+      fail("nvjpeg: cannot create the hybrid decoder");
     for (size_t i = 0; i < jpegs.size(); ++i)
-      if (api_->Decode(h_, s_, data[i], lens[i], kOutputRGBI, &dst[i], stream) != 0)
+      if (api_->Decode(hybrid_.h, hybrid_.s, data[i], lens[i], kOutputRGBI, &dst[i], stream) != 0)
         fail("nvjpeg: decode of sample ", i, " failed (corrupt or unsupported JPEG)");
   }
 
-  const char* backend() const override { return hw_ ? "hardware" : "hybrid"; }
+  const char* backend() const override { return hw_.h ? "hardware" : "hybrid"; }
 
  private:
   const Api* api_;
-  nvjpegHandle_t h_;
-  nvjpegJpegState_t s_;
-  bool hw_;
+  Session hw_, hybrid_;
 };
 
 }  // namespace
@@ -137,19 +165,11 @@ std::unique_ptr<NvjpegDecoder> NvjpegDecoder::create(std::string* why) {
   if (!cuda_device_available(&reason)) {
     reason = "no CUDA device (" + reason + ")";
   } else if (const Api* api = load_api(&reason)) {
-    nvjpegHandle_t h = nullptr;
-    bool hw = api->CreateEx(kBackendHardware, nullptr, nullptr, 0, &h) == 0;
-    if (!hw && api->CreateEx(kBackendDefault, nullptr, nullptr, 0, &h) != 0) {
-      reason = "nvjpegCreateEx failed";
-    } else {
-      nvjpegJpegState_t s = nullptr;
-      if (api->StateCreate(h, &s) != 0) {
-        api->Destroy(h);
-        reason = "nvjpegJpegStateCreate failed";
-      } else {
-        d = std::make_unique<Decoder>(api, h, s, hw);
-      }
-    }
+    Session hw, hybrid;
+    if (open_session(api, kBackendHardware, &hw) || open_session(api, kBackendDefault, &hybrid))
+      d = std::make_unique<Decoder>(api, hw, hybrid);
+    else
+      reason = "nvjpegCreateEx failed for both the hardware and the default backend";
   }
   if (!d) {
     static std::once_flag logged;
