@@ -48,6 +48,7 @@ step() {
 note "bridgetune GPU check, $(date -u), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 {
   nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv 2>&1
+  nvidia-smi 2>&1 | grep -m1 "CUDA Version"  # the driver's CUDA level must cover nvcc's runtime
   nproc
   /usr/local/cuda/bin/nvcc --version 2>&1 | tail -1
   python3 -c "import torch, torchvision, transformers; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'torchvision', torchvision.__version__, 'transformers', transformers.__version__)" 2>&1

@@ -141,6 +141,9 @@ BatchPlan make_plan(const std::vector<SampleSpec>& specs, const std::vector<uint
     for (int o = 0; o < image_size; ++o) yb[2 * o] -= lo;
     sp.row0 = lo;
     sp.rows = hi - lo;
+    if (static_cast<int64_t>(sp.rows) * image_size > std::numeric_limits<int32_t>::max())
+      fail("cuda resize plan: sample ", i, " needs ", sp.rows, " source rows x ", image_size,
+           " outputs, more than one kernel grid row can index");
     sp.scratch_offset = p.scratch_bytes;
     p.scratch_bytes += static_cast<size_t>(sp.rows) * image_size * 3;
     p.max_rows = std::max(p.max_rows, sp.rows);

@@ -75,6 +75,14 @@ TEST(CudaParity, BenchmarkSizedBatchBf16OnAStream) {
   cudaStreamDestroy(st);
 }
 
+// Runs everywhere: the device query must answer (never crash) and explain a "no".
+TEST(CudaDevice, QueryAnswersAndExplains) {
+  std::string why;
+  const bool ok = cuda_device_available(&why);
+  EXPECT_TRUE(ok || !why.empty());
+  EXPECT_EQ(cuda_device_available(), ok);
+}
+
 TEST(CudaParity, RunBeforeSetupThrows) {
   REQUIRE_GPU();
   BatchResize k;
