@@ -35,7 +35,9 @@ struct SampleSpec {
 // The reference eval transform: torchvision Resize(image_size, BICUBIC) on the shortest edge, CenterCrop.
 SampleSpec eval_spec(int width, int height, int image_size);
 // RandomResizedCrop's result: crop the integer rect (torchvision's i=top, j=left, h, w), resize it to
-// image_size^2; then the optional flip.
+// image_size^2; then the optional flip. Only the rect is read, so a loader may pack just the cropped
+// pixels and pass crop_spec(crop_w, crop_h, 0, 0, crop_h, crop_w, ...): same output, fewer bytes uploaded.
+// Sizes are those of the DECODED image (after any DCT-domain downscale), as for the other specs.
 SampleSpec crop_spec(int width, int height, int top, int left, int crop_h, int crop_w, int image_size,
                      bool flip);
 // Pillow's Image.resize(size, box=(x0, y0, x1, y1)) of the whole image with a float box.

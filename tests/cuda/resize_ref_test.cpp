@@ -2,7 +2,9 @@
 // double-precision 2D resampling without intermediate rounding (close), and its edge cases.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "batch_fixture.h"
 #include "cuda/pixel_math.h"
@@ -95,6 +97,22 @@ TEST(CudaResizeRef, SameSizeIsIdentityAndFlipMirrors) {
     reference_sample_u8(plan, 0, im.px.data(), got.data());
     EXPECT_EQ(got, (flip ? test::hflip(im) : im).px);
   }
+}
+
+// A RandomResizedCrop sample only reads its crop, so the loader may upload just the crop's pixels
+// (crop_spec over the cropped image) and get the same bytes: less to copy over PCIe.
+TEST(CudaResizeRef, UploadingOnlyTheCropGivesTheSameResult) {
+  const Image im = test::random_image(211, 157, 7);
+  const int top = 23, left = 41, ch = 97, cw = 130, n = 48;
+  const Image cropped = test::crop(im, left, top, cw, ch);
+  const BatchPlan whole = make_plan({crop_spec(im.w, im.h, top, left, ch, cw, n, true)}, {0}, im.px.size(), n,
+                                    OutputType::kBFloat16);
+  const BatchPlan part = make_plan({crop_spec(cw, ch, 0, 0, ch, cw, n, true)}, {0}, cropped.px.size(), n,
+                                   OutputType::kBFloat16);
+  std::vector<uint8_t> a(whole.output_bytes()), b(part.output_bytes());
+  reference_run(whole, im.px.data(), a.data());
+  reference_run(part, cropped.px.data(), b.data());
+  EXPECT_EQ(a, b);
 }
 
 TEST(CudaResizeRef, ConstantImageStaysConstant) {
