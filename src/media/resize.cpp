@@ -14,7 +14,7 @@ namespace {
 // contiguous run of kBlock * 3 bytes with one weight, the same shape as the vertical pass, which the
 // SIMD multiply-accumulate handles at full width.
 constexpr int kBlock = 32;
-constexpr size_t kColBytes = kBlock * 3 + 4;  // +4: 4-byte stores of a 3-byte pixel may spill into the pad
+constexpr size_t kColBytes = kBlock * 3 + 4;  // +4: the transposers' 16-byte moves of 12 bytes spill into it
 
 // Horizontal pass over source rows [y0, y1), output columns [ox, ox + nw) of the coefficient table,
 // written as rows of nw * 3 bytes to tmp (row r -> tmp + (r - y0) * nw * 3).
@@ -34,26 +34,11 @@ void horizontal_pass(const uint8_t* src, int w, size_t stride, int y0, int y1, c
     const int nb = std::min(kBlock, y1 - b0);
     uint8_t* cols = s.cols.data();
     const uint8_t* s0 = src + static_cast<size_t>(b0) * stride + static_cast<size_t>(xlo) * 3;
-    // Column by column: sequential stores, and the nb source lines being read stay in L1. 4-byte moves,
-    // except for the row's last pixel, whose 4th byte may lie outside the caller's buffer.
-    const int n4 = (xlo + ncols < w) ? ncols : ncols - 1;
-    for (int x = 0; x < n4; ++x) {
-      uint8_t* cp = cols + x * kColBytes;
-      const uint8_t* sp = s0 + x * 3;
-      for (int r = 0; r < nb; ++r) std::memcpy(cp + r * 3, sp + r * stride, 4);
-    }
-    for (int x = n4; x < ncols; ++x)
-      for (int r = 0; r < nb; ++r) std::memcpy(cols + x * kColBytes + r * 3, s0 + x * 3 + r * stride, 3);
+    rows_to_cols_rgb8(s0, stride, nb, ncols, w - xhi, cols, kColBytes);
     horizontal_block_u8(cols, kColBytes, static_cast<size_t>(nb) * 3, rel.data(),
                         &hc.fixed[static_cast<size_t>(ox) * hc.taps], hc.taps, nw, s.hout.data());
-    // Back to row-major.
-    for (int r = 0; r < nb; ++r) {
-      uint8_t* tp = tmp + static_cast<size_t>(b0 - y0 + r) * tmp_stride;
-      const uint8_t* hp = s.hout.data() + r * 3;
-      int o = 0;
-      for (; o + 1 < nw; ++o) std::memcpy(tp + o * 3, hp + o * kColBytes, 4);
-      for (; o < nw; ++o) std::memcpy(tp + o * 3, hp + o * kColBytes, 3);
-    }
+    cols_to_rows_rgb8(s.hout.data(), kColBytes, nb, nw, tmp + static_cast<size_t>(b0 - y0) * tmp_stride,
+                      tmp_stride);
   }
 }
 

@@ -3,6 +3,8 @@
 #define HWY_TARGET_INCLUDE "media/simd.cpp"
 #include "hwy/foreach_target.h"  // must come before highway.h
 #include "hwy/highway.h"
+#include <cstring>
+#include <vector>
 #include "media/resample_coeffs.h"
 #include "media/simd.h"
 
@@ -11,28 +13,39 @@ namespace bt::media {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-void MacRowsU8(const uint8_t* const* rows, const int32_t* w, int k, size_t n, uint8_t* out) {
+// V accumulators in flight over V consecutive vectors of output: the weights and row pointers are loaded
+// once per tap for all of them, and the V add chains hide the multiply latency.
+template <int V, class D32>
+HWY_INLINE void MacVectors(D32 d32, const uint8_t* const* rows, const int32_t* w, int k, size_t i, uint8_t* out) {
+  const hn::Rebind<uint8_t, D32> d8;
+  const size_t N = hn::Lanes(d32);
+  hn::Vec<D32> acc[V];
+  for (int v = 0; v < V; ++v) acc[v] = hn::Set(d32, kFixedHalf);
+  for (int j = 0; j < k; ++j) {
+    const auto wj = hn::Set(d32, w[j]);
+    const uint8_t* p = rows[j] + i;
+    for (int v = 0; v < V; ++v) acc[v] = hn::Add(acc[v], hn::Mul(hn::PromoteTo(d32, hn::LoadU(d8, p + v * N)), wj));
+  }
+  for (int v = 0; v < V; ++v)
+    hn::StoreU(hn::DemoteTo(d8, hn::ShiftRight<kPrecisionBits>(acc[v])), d8, out + i + v * N);
+}
+
+HWY_INLINE void MacRun(const uint8_t* const* rows, const int32_t* w, int k, size_t n, uint8_t* out) {
   const hn::ScalableTag<int32_t> d32;
-  const hn::Rebind<uint8_t, decltype(d32)> d8;
   const size_t N = hn::Lanes(d32);
   size_t i = 0;
-  // Two vectors per iteration keep two independent accumulator chains in flight.
-  for (; i + 2 * N <= n; i += 2 * N) {
-    auto a0 = hn::Set(d32, kFixedHalf), a1 = a0;
-    for (int j = 0; j < k; ++j) {
-      const auto wj = hn::Set(d32, w[j]);
-      a0 = hn::Add(a0, hn::Mul(hn::PromoteTo(d32, hn::LoadU(d8, rows[j] + i)), wj));
-      a1 = hn::Add(a1, hn::Mul(hn::PromoteTo(d32, hn::LoadU(d8, rows[j] + i + N)), wj));
-    }
-    hn::StoreU(hn::DemoteTo(d8, hn::ShiftRight<kPrecisionBits>(a0)), d8, out + i);
-    hn::StoreU(hn::DemoteTo(d8, hn::ShiftRight<kPrecisionBits>(a1)), d8, out + i + N);
+  for (; i + 8 * N <= n; i += 8 * N) MacVectors<8>(d32, rows, w, k, i, out);
+  switch ((n - i) / N) {
+    case 7: MacVectors<7>(d32, rows, w, k, i, out); break;
+    case 6: MacVectors<6>(d32, rows, w, k, i, out); break;
+    case 5: MacVectors<5>(d32, rows, w, k, i, out); break;
+    case 4: MacVectors<4>(d32, rows, w, k, i, out); break;
+    case 3: MacVectors<3>(d32, rows, w, k, i, out); break;
+    case 2: MacVectors<2>(d32, rows, w, k, i, out); break;
+    case 1: MacVectors<1>(d32, rows, w, k, i, out); break;
+    default: break;
   }
-  for (; i + N <= n; i += N) {
-    auto a0 = hn::Set(d32, kFixedHalf);
-    for (int j = 0; j < k; ++j)
-      a0 = hn::Add(a0, hn::Mul(hn::PromoteTo(d32, hn::LoadU(d8, rows[j] + i)), hn::Set(d32, w[j])));
-    hn::StoreU(hn::DemoteTo(d8, hn::ShiftRight<kPrecisionBits>(a0)), d8, out + i);
-  }
+  i += (n - i) / N * N;
   for (; i < n; ++i) {
     int32_t acc = kFixedHalf;
     for (int j = 0; j < k; ++j) acc += w[j] * rows[j][i];
@@ -40,46 +53,116 @@ void MacRowsU8(const uint8_t* const* rows, const int32_t* w, int k, size_t n, ui
   }
 }
 
+void MacRowsU8(const uint8_t* const* rows, const int32_t* w, int k, size_t n, uint8_t* out) {
+  MacRun(rows, w, k, n, out);
+}
+
 void HorizontalBlockU8(const uint8_t* cols, size_t col_bytes, size_t n, const ResampleBounds* bounds,
                        const int32_t* fixed, int taps, int nw, uint8_t* hout) {
-  const hn::ScalableTag<int32_t> d32;
-  const hn::Rebind<uint8_t, decltype(d32)> d8;
-  const size_t N = hn::Lanes(d32);
+  std::vector<const uint8_t*> rows(static_cast<size_t>(taps));
   for (int o = 0; o < nw; ++o) {
     const ResampleBounds b = bounds[o];
-    const int32_t* w = fixed + static_cast<size_t>(o) * taps;
-    const uint8_t* c0 = cols + static_cast<size_t>(b.first) * col_bytes;
-    uint8_t* out = hout + static_cast<size_t>(o) * col_bytes;
-    size_t i = 0;
-    // Four accumulators per pass: a whole 32-row block column is 6 vectors on AVX-512, 12 on AVX2.
-    for (; i + 4 * N <= n; i += 4 * N) {
-      auto a0 = hn::Set(d32, kFixedHalf), a1 = a0, a2 = a0, a3 = a0;
-      const uint8_t* p = c0 + i;
-      for (int k = 0; k < b.count; ++k, p += col_bytes) {
-        const auto wk = hn::Set(d32, w[k]);
-        a0 = hn::Add(a0, hn::Mul(hn::PromoteTo(d32, hn::LoadU(d8, p)), wk));
-        a1 = hn::Add(a1, hn::Mul(hn::PromoteTo(d32, hn::LoadU(d8, p + N)), wk));
-        a2 = hn::Add(a2, hn::Mul(hn::PromoteTo(d32, hn::LoadU(d8, p + 2 * N)), wk));
-        a3 = hn::Add(a3, hn::Mul(hn::PromoteTo(d32, hn::LoadU(d8, p + 3 * N)), wk));
-      }
-      hn::StoreU(hn::DemoteTo(d8, hn::ShiftRight<kPrecisionBits>(a0)), d8, out + i);
-      hn::StoreU(hn::DemoteTo(d8, hn::ShiftRight<kPrecisionBits>(a1)), d8, out + i + N);
-      hn::StoreU(hn::DemoteTo(d8, hn::ShiftRight<kPrecisionBits>(a2)), d8, out + i + 2 * N);
-      hn::StoreU(hn::DemoteTo(d8, hn::ShiftRight<kPrecisionBits>(a3)), d8, out + i + 3 * N);
-    }
-    for (; i + N <= n; i += N) {
-      auto a0 = hn::Set(d32, kFixedHalf);
-      const uint8_t* p = c0 + i;
-      for (int k = 0; k < b.count; ++k, p += col_bytes)
-        a0 = hn::Add(a0, hn::Mul(hn::PromoteTo(d32, hn::LoadU(d8, p)), hn::Set(d32, w[k])));
-      hn::StoreU(hn::DemoteTo(d8, hn::ShiftRight<kPrecisionBits>(a0)), d8, out + i);
-    }
-    for (; i < n; ++i) {
-      int32_t acc = kFixedHalf;
-      for (int k = 0; k < b.count; ++k) acc += w[k] * c0[i + k * col_bytes];
-      out[i] = clip8_fixed(acc);
+    for (int j = 0; j < b.count; ++j) rows[j] = cols + static_cast<size_t>(b.first + j) * col_bytes;
+    MacRun(rows.data(), fixed + static_cast<size_t>(o) * taps, b.count, n, hout + static_cast<size_t>(o) * col_bytes);
+  }
+}
+
+#if HWY_TARGET != HWY_SCALAR
+// 4 rows x 4 pixels at a time with 128-bit vectors: expand RGB to RGBx words, transpose the 4x4 words,
+// compress back to RGB. Stores are 16 bytes wide with 12 useful; the spill is overwritten by the next
+// store (or lands in the column padding).
+HWY_INLINE void Transpose4x4U32(hn::Vec128<uint32_t>& a, hn::Vec128<uint32_t>& b, hn::Vec128<uint32_t>& c,
+                                hn::Vec128<uint32_t>& d) {
+  const hn::Full128<uint32_t> d32;
+  const hn::Full128<uint64_t> d64;
+  const auto t0 = hn::InterleaveLower(d32, a, b), t1 = hn::InterleaveLower(d32, c, d);
+  const auto t2 = hn::InterleaveUpper(d32, a, b), t3 = hn::InterleaveUpper(d32, c, d);
+  a = hn::BitCast(d32, hn::InterleaveLower(d64, hn::BitCast(d64, t0), hn::BitCast(d64, t1)));
+  b = hn::BitCast(d32, hn::InterleaveUpper(d64, hn::BitCast(d64, t0), hn::BitCast(d64, t1)));
+  c = hn::BitCast(d32, hn::InterleaveLower(d64, hn::BitCast(d64, t2), hn::BitCast(d64, t3)));
+  d = hn::BitCast(d32, hn::InterleaveUpper(d64, hn::BitCast(d64, t2), hn::BitCast(d64, t3)));
+}
+
+struct RgbShuffles {
+  hn::Vec128<uint8_t> expand, compress;
+  RgbShuffles() {
+    const hn::Full128<uint8_t> d8;
+    alignas(16) static constexpr uint8_t kExpand[16] = {0, 1, 2, 0, 3, 4, 5, 0, 6, 7, 8, 0, 9, 10, 11, 0};
+    alignas(16) static constexpr uint8_t kCompress[16] = {0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, 0, 0, 0, 0};
+    expand = hn::Load(d8, kExpand);
+    compress = hn::Load(d8, kCompress);
+  }
+};
+#endif
+
+void RowsToColsRgb8(const uint8_t* src, size_t stride, int nr, int nx, int overread_ok, uint8_t* cols,
+                    size_t col_bytes) {
+  int r0 = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const hn::Full128<uint8_t> d8;
+  const hn::Full128<uint32_t> d32;
+  const RgbShuffles sh;
+  // A 16-byte load at pixel x reads pixels x..x+5 (and a byte of x+5): stay where that is inside the data.
+  const int nx4 = overread_ok >= 2 ? nx / 4 * 4 : std::max(0, (nx - 2) / 4 * 4);
+  const int nr4 = nr / 4 * 4;
+  // Pixel groups outer, rows inner: each group of 4 columns is written completely before the next.
+  for (int x = 0; x < nx4; x += 4) {
+    uint8_t* cp = cols + static_cast<size_t>(x) * col_bytes;
+    for (int r = 0; r < nr4; r += 4, cp += 12) {
+      const uint8_t* s = src + static_cast<size_t>(r) * stride + x * 3;
+      auto a = hn::BitCast(d32, hn::TableLookupBytes(hn::LoadU(d8, s), sh.expand));
+      auto b = hn::BitCast(d32, hn::TableLookupBytes(hn::LoadU(d8, s + stride), sh.expand));
+      auto c = hn::BitCast(d32, hn::TableLookupBytes(hn::LoadU(d8, s + 2 * stride), sh.expand));
+      auto d = hn::BitCast(d32, hn::TableLookupBytes(hn::LoadU(d8, s + 3 * stride), sh.expand));
+      Transpose4x4U32(a, b, c, d);
+      hn::StoreU(hn::TableLookupBytes(hn::BitCast(d8, a), sh.compress), d8, cp);
+      hn::StoreU(hn::TableLookupBytes(hn::BitCast(d8, b), sh.compress), d8, cp + col_bytes);
+      hn::StoreU(hn::TableLookupBytes(hn::BitCast(d8, c), sh.compress), d8, cp + 2 * col_bytes);
+      hn::StoreU(hn::TableLookupBytes(hn::BitCast(d8, d), sh.compress), d8, cp + 3 * col_bytes);
     }
   }
+  for (int r = 0; r < nr4; ++r)
+    for (int x = nx4; x < nx; ++x)
+      std::memcpy(cols + static_cast<size_t>(x) * col_bytes + r * 3, src + r * stride + x * 3, 3);
+  r0 = nr4;
+#endif
+  for (int r = r0; r < nr; ++r)
+    for (int x = 0; x < nx; ++x)
+      std::memcpy(cols + static_cast<size_t>(x) * col_bytes + r * 3, src + r * stride + x * 3, 3);
+}
+
+void ColsToRowsRgb8(const uint8_t* cols, size_t col_bytes, int nr, int nx, uint8_t* dst, size_t dst_stride) {
+  int r0 = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const hn::Full128<uint8_t> d8;
+  const hn::Full128<uint32_t> d32;
+  const RgbShuffles sh;
+  // Each 16-byte store spills 4 bytes (a pixel and a byte) past its 4 pixels, which must stay in the row:
+  // the last groups of a row go byte-wise.
+  const int nx4 = std::max(0, (nx - 2) / 4 * 4);
+  // Loads read 16 bytes from r0 * 3: within the column as long as the column has 4 spare bytes.
+  for (; r0 + 4 <= nr; r0 += 4) {
+    for (int x = 0; x < nx4; x += 4) {
+      const uint8_t* cp = cols + static_cast<size_t>(x) * col_bytes + r0 * 3;
+      auto a = hn::BitCast(d32, hn::TableLookupBytes(hn::LoadU(d8, cp), sh.expand));
+      auto b = hn::BitCast(d32, hn::TableLookupBytes(hn::LoadU(d8, cp + col_bytes), sh.expand));
+      auto c = hn::BitCast(d32, hn::TableLookupBytes(hn::LoadU(d8, cp + 2 * col_bytes), sh.expand));
+      auto d = hn::BitCast(d32, hn::TableLookupBytes(hn::LoadU(d8, cp + 3 * col_bytes), sh.expand));
+      Transpose4x4U32(a, b, c, d);
+      uint8_t* dp = dst + static_cast<size_t>(r0) * dst_stride + x * 3;
+      hn::StoreU(hn::TableLookupBytes(hn::BitCast(d8, a), sh.compress), d8, dp);
+      hn::StoreU(hn::TableLookupBytes(hn::BitCast(d8, b), sh.compress), d8, dp + dst_stride);
+      hn::StoreU(hn::TableLookupBytes(hn::BitCast(d8, c), sh.compress), d8, dp + 2 * dst_stride);
+      hn::StoreU(hn::TableLookupBytes(hn::BitCast(d8, d), sh.compress), d8, dp + 3 * dst_stride);
+    }
+    for (int r = r0; r < r0 + 4; ++r)
+      for (int x = nx4; x < nx; ++x)
+        std::memcpy(dst + r * dst_stride + x * 3, cols + static_cast<size_t>(x) * col_bytes + r * 3, 3);
+  }
+#endif
+  for (int r = r0; r < nr; ++r)
+    for (int x = 0; x < nx; ++x)
+      std::memcpy(dst + r * dst_stride + x * 3, cols + static_cast<size_t>(x) * col_bytes + r * 3, 3);
 }
 
 void NormalizeU8HwcToChw(const uint8_t* hwc, size_t n, float* chw, const float* mean, const float* std) {
@@ -120,6 +203,16 @@ namespace bt::media {
 HWY_EXPORT(MacRowsU8);
 HWY_EXPORT(NormalizeU8HwcToChw);
 HWY_EXPORT(HorizontalBlockU8);
+HWY_EXPORT(RowsToColsRgb8);
+HWY_EXPORT(ColsToRowsRgb8);
+
+void rows_to_cols_rgb8(const uint8_t* src, size_t stride, int nr, int nx, int overread_ok, uint8_t* cols,
+                       size_t col_bytes) {
+  HWY_DYNAMIC_DISPATCH(RowsToColsRgb8)(src, stride, nr, nx, overread_ok, cols, col_bytes);
+}
+void cols_to_rows_rgb8(const uint8_t* cols, size_t col_bytes, int nr, int nx, uint8_t* dst, size_t dst_stride) {
+  HWY_DYNAMIC_DISPATCH(ColsToRowsRgb8)(cols, col_bytes, nr, nx, dst, dst_stride);
+}
 
 void horizontal_block_u8(const uint8_t* cols, size_t col_bytes, size_t n, const ResampleBounds* bounds,
                          const int32_t* fixed, int taps, int nw, uint8_t* hout) {

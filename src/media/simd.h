@@ -19,6 +19,15 @@ struct ResampleBounds;
 void horizontal_block_u8(const uint8_t* cols, size_t col_bytes, size_t n, const ResampleBounds* bounds,
                          const int32_t* fixed, int taps, int nw, uint8_t* hout);
 
+// RGB8 rows <-> column-major blocks, the layout change around horizontal_block_u8:
+//  rows_to_cols: cols[x * col_bytes + r * 3 + c] = src[r * stride + x * 3 + c], r < nr, x < nx. May write up
+//    to 4 bytes past each column's nr * 3 (col_bytes must leave room); reads only bytes of the nx pixels
+//    plus up to 15 bytes past them when `overread_ok` pixels follow each row (0: reads nothing past).
+//  cols_to_rows: dst[r * dst_stride + x * 3 + c] = cols[x * col_bytes + r * 3 + c]; writes nothing outside.
+void rows_to_cols_rgb8(const uint8_t* src, size_t stride, int nr, int nx, int overread_ok, uint8_t* cols,
+                       size_t col_bytes);
+void cols_to_rows_rgb8(const uint8_t* cols, size_t col_bytes, int nr, int nx, uint8_t* dst, size_t dst_stride);
+
 // chw[c * n + i] = (hwc[3 * i + c] / 255.f - mean[c]) / std[c], float32 throughout as torchvision's
 // ToTensor + Normalize compute it.
 void normalize_u8_hwc_to_chw(const uint8_t* hwc, size_t n, float* chw, const float mean[3], const float std[3]);
