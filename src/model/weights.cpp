@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "model/bridgetower.h"
+#include "model/api.h"
 #include "model/safetensors.h"
 
 namespace bt::model {
@@ -229,6 +230,52 @@ void save_tensors(const std::string& path, const std::vector<std::pair<std::stri
     outs.push_back({name, from_torch(c.scalar_type()), c.sizes().vec(), c.data_ptr(), c.nbytes()});
   }
   st::write_safetensors(path, outs);
+}
+
+}  // namespace bt::model
+
+// ---------------- torch-free entry points (api.h) ----------------
+namespace bt::model {
+
+int64_t parameter_count(const BridgeTowerConfig& c, const std::string& head) {
+  auto meta = torch::TensorOptions().device(torch::kMeta);
+  if (head == "contrastive") return BridgeTowerForContrastiveLearning(c, meta)->count_parameters();
+  if (head == "itm") return BridgeTowerForImageAndTextRetrieval(c, meta)->count_parameters();
+  if (head == "mlm") return BridgeTowerForMaskedLM(c, meta)->count_parameters();
+  bt::fail("unknown head '", head, "' (use contrastive, itm or mlm)");
+}
+
+std::string describe(const BridgeTowerConfig& c) {
+  return bt::str("vision: ", c.vision.num_hidden_layers, " layers x ", c.vision.hidden_size, " (", c.vision.hidden_size / 64,
+                 " heads), image ", c.vision.image_size, ", patch ", c.vision.patch_size, "\n",
+                 "text:   ", c.text.num_hidden_layers, " layers x ", c.text.hidden_size, " (", c.text.num_attention_heads,
+                 " heads, ffn ", c.text.intermediate_size, "), vocab ", c.text.vocab_size, ", max positions ",
+                 c.text.max_position_embeddings, "\n", "cross:  ", c.num_hidden_layers, " layers x ", c.hidden_size,
+                 ", link tower ", c.link_tower_type, ", contrastive dim ", c.contrastive_hidden_size, "\n");
+}
+
+void forward_file(const std::string& model_dir, const std::string& batch_path, const std::string& out_path) {
+  auto model = load_contrastive(model_dir);
+  model->eval();
+  auto batch = load_tensors(batch_path);
+  auto get = [&](const char* name, bool integer) {
+    auto it = batch.find(name);
+    if (it == batch.end()) bt::fail(batch_path, ": batch lacks tensor '", name, "'");
+    bool is_int = !torch::isFloatingType(it->second.scalar_type()) && it->second.scalar_type() != torch::kBool;
+    if (integer != is_int)
+      bt::fail(batch_path, ": tensor '", name, "' must be ", integer ? "an integer type (I64)" : "floating point (F32)");
+    return integer ? it->second.to(torch::kLong) : it->second.to(torch::kFloat);
+  };
+  Tensor px = get("pixel_values", false), ids = get("input_ids", true), mask = get("attention_mask", true);
+  torch::NoGradGuard ng;
+  ContrastiveOutput o;
+  try {
+    o = model->forward(px, ids, mask, true);
+  } catch (const c10::Error& e) {
+    bt::fail(batch_path, ": forward failed: ", e.what_without_backtrace());
+  }
+  save_tensors(out_path, {{"text_embeds", o.text_embeds}, {"image_embeds", o.image_embeds},
+                          {"cross_embeds", o.cross_embeds}, {"logits", o.logits}, {"loss", o.loss}});
 }
 
 }  // namespace bt::model

@@ -198,3 +198,16 @@ TEST(ModelHeads, WrongImageSizeIsAClearError) {
   auto ids = torch::ones({2, 5}, torch::kLong);
   EXPECT_THROW(m->forward(torch::zeros({2, 3, 32, 32}), ids, ids), bt::Error);
 }
+
+// Run by the ctest `model_cli_forward`, which first writes BT_FORWARD_OUT with `bridgetune forward` on the
+// fixture; skipped when run on its own.
+TEST(CliOutput, ForwardCommandMatchesReference) {
+  const char* path = std::getenv("BT_FORWARD_OUT");
+  if (!path) GTEST_SKIP() << "BT_FORWARD_OUT not set";
+  auto got = load_tensors(path);
+  auto ref = load_tensors(std::string(BT_FIXTURE_DIR) + "/outputs.safetensors");
+  for (const char* k : {"text_embeds", "image_embeds", "cross_embeds", "logits", "loss"}) {
+    ASSERT_TRUE(got.count(k)) << k;
+    EXPECT_TRUE(torch::allclose(got[k], ref[k], 1e-4, 1e-5)) << k;
+  }
+}

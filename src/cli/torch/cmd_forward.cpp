@@ -1,0 +1,39 @@
+// `bridgetune forward`: runs the contrastive model of a checkpoint folder on a batch file in eval mode and
+// writes its outputs (text_embeds, image_embeds, cross_embeds, logits, loss), the names the reference uses.
+#include <chrono>
+#include <cstdio>
+
+#include "cli/command.h"
+#include "common/error.h"
+#include "model/api.h"
+
+namespace {
+
+struct ForwardArgs {
+  std::string model, batch, out;
+  int threads = 0;
+};
+
+bt::cli::Registrar reg("forward", "Run the contrastive model on a batch (safetensors in, safetensors out)", 60,
+                       [](CLI::App& app) {
+                         auto a = std::make_shared<ForwardArgs>();
+                         app.add_option("--model_name_or_path", a->model,
+                                        "Checkpoint folder (config.json + model.safetensors)")
+                             ->required();
+                         app.add_option("--batch", a->batch,
+                                        "Input safetensors: pixel_values F32 [B,3,S,S], input_ids and "
+                                        "attention_mask I64 [B,L]")
+                             ->required();
+                         app.add_option("--out", a->out, "Output safetensors")->required();
+                         app.add_option("--threads", a->threads, "Torch intra-op threads (0 = all cores)")
+                             ->capture_default_str();
+                         app.callback([a] {
+                           bt::model::configure_torch_threads(a->threads);
+                           auto t0 = std::chrono::steady_clock::now();
+                           bt::model::forward_file(a->model, a->batch, a->out);
+                           double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                           std::fprintf(stderr, "forward: wrote %s in %.2f s\n", a->out.c_str(), s);
+                         });
+                       });
+
+}  // namespace

@@ -1,0 +1,50 @@
+// `bridgetune info`: parameter count and shapes of a preset or a checkpoint folder's config.json.
+#include <cstdio>
+#include <filesystem>
+
+#include "cli/command.h"
+#include "common/error.h"
+#include "model/api.h"
+#include "model/safetensors.h"
+
+namespace {
+
+struct InfoArgs {
+  std::string preset, model;
+};
+
+std::string grouped(int64_t n) {
+  std::string s = std::to_string(n), out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i && (s.size() - i) % 3 == 0) out += ',';
+    out += s[i];
+  }
+  return out;
+}
+
+void run(const InfoArgs& a) {
+  if (a.preset.empty() == a.model.empty()) bt::fail("info: give exactly one of --model_preset or --model_name_or_path");
+  auto cfg = a.model.empty() ? bt::model::preset(a.preset) : bt::model::load_config(a.model + "/config.json");
+  std::printf("model: %s\n", a.model.empty() ? ("preset " + a.preset).c_str() : a.model.c_str());
+  std::printf("%s", bt::model::describe(cfg).c_str());
+  std::printf("parameters: %s (BridgeTowerForContrastiveLearning)\n",
+              grouped(bt::model::parameter_count(cfg, "contrastive")).c_str());
+  std::printf("            %s (BridgeTowerForImageAndTextRetrieval), %s (BridgeTowerForMaskedLM)\n",
+              grouped(bt::model::parameter_count(cfg, "itm")).c_str(),
+              grouped(bt::model::parameter_count(cfg, "mlm")).c_str());
+  if (!a.model.empty() && std::filesystem::exists(a.model + "/model.safetensors")) {
+    auto f = bt::st::SafeTensors::open(a.model + "/model.safetensors");
+    int64_t n = 0;
+    for (const auto& t : f.tensors()) n += t.numel();
+    std::printf("checkpoint: %zu tensors, %s values in model.safetensors\n", f.tensors().size(), grouped(n).c_str());
+  }
+}
+
+bt::cli::Registrar reg("info", "Print a model's parameter count and shapes", 61, [](CLI::App& app) {
+  auto a = std::make_shared<InfoArgs>();
+  app.add_option("--model_preset", a->preset, "tiny | small | base | large");
+  app.add_option("--model_name_or_path", a->model, "Checkpoint folder with config.json");
+  app.callback([a] { run(*a); });
+});
+
+}  // namespace
