@@ -162,10 +162,35 @@ ColumnValues decode_column_chunk(const uint8_t* chunk, size_t size, const LeafCo
     out.ints.reserve(plausible);
   }
 
+  if (t == Type::ByteArray) {
+    // One exact allocation for all values: growing (and page-faulting) an image column's buffer page by page
+    // costs more than decoding it.
+    size_t total = 0;
+    for (size_t pos = 0; pos < size;) {
+      size_t hlen = 0;
+      PageHeader h;
+      try {
+        h = parse_page_header(chunk + pos, size - pos, &hlen);
+      } catch (const Error&) {
+        break;  // the decoding pass below reports it with the page number
+      }
+      if (h.compressed_page_size < 0 || h.uncompressed_page_size < 0 ||
+          static_cast<size_t>(h.compressed_page_size) > size - pos - hlen)
+        break;
+      if (h.type == PageType::DataPage || h.type == PageType::DataPageV2)
+        total += std::min(static_cast<size_t>(h.uncompressed_page_size),
+                          max_uncompressed_size(static_cast<size_t>(h.compressed_page_size)));
+      pos += hlen + static_cast<size_t>(h.compressed_page_size);
+    }
+    out.data.reserve(total);
+  }
+
   const int level_bits = bit_width_for(static_cast<uint32_t>(leaf.max_def));
   Decoded dict, vals;
   bool have_dict = false;
-  std::vector<uint8_t> dict_buf, buf;  // dict's views point into dict_buf, vals' into buf
+  // Page scratch, reused across calls of this thread so big pages do not fault in fresh memory every time.
+  // dict's views point into dict_buf, vals' into buf.
+  static thread_local std::vector<uint8_t> dict_buf, buf;
   std::vector<uint32_t> defs, scratch;
   size_t pos = 0, done = 0, page = 0;
   while (done < rows) {

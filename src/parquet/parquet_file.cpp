@@ -11,6 +11,11 @@ namespace {
 // The largest footer or column chunk read into memory at once; beyond it the file is considered corrupt.
 constexpr uint64_t kMaxFooter = uint64_t(1) << 30;
 constexpr uint64_t kMaxChunk = uint64_t(1) << 34;
+// Chunk bytes, reused by each thread (the loader's workers) so multi-MB chunks are not faulted in afresh.
+std::vector<uint8_t>& chunk_scratch() {
+  static thread_local std::vector<uint8_t> buf;
+  return buf;
+}
 }  // namespace
 
 ParquetFile::ParquetFile(std::shared_ptr<const ByteSource> source) : source_(std::move(source)) {
@@ -102,10 +107,12 @@ ColumnValues ParquetFile::read_column(size_t g, size_t leaf) const {
     fail(source_->name(), ": row group ", g, " / column ", leaf, " out of range");
   try {
     auto [start, len] = chunk_range(g, leaf);
-    std::vector<uint8_t> bytes(static_cast<size_t>(len));
-    source_->read(start, bytes.size(), bytes.data());
+    std::vector<uint8_t>& bytes = chunk_scratch();
+    bytes.resize(static_cast<size_t>(len));
+    source_->read(start, static_cast<size_t>(len), bytes.data());
     const RowGroup& rg = meta_.row_groups[g];
-    return decode_column_chunk(bytes.data(), bytes.size(), schema_.leaves[leaf], rg.columns[leaf].meta, rg.num_rows);
+    return decode_column_chunk(bytes.data(), static_cast<size_t>(len), schema_.leaves[leaf], rg.columns[leaf].meta,
+                               rg.num_rows);
   } catch (...) {
     rethrow(g, leaf);
   }
@@ -177,13 +184,15 @@ ColumnValues ParquetFile::read_pages(size_t g, size_t leaf, const std::vector<Pa
     const uint64_t from = locs[first].offset, to = locs[last].offset + locs[last].length;
     const uint64_t dict_len = dict ? dict->length : 0;
     if (to < from || to - from > kMaxChunk || dict_len > kMaxChunk) fail("bad page locations");
-    std::vector<uint8_t> bytes(static_cast<size_t>(dict_len + (to - from)));
+    const size_t total = static_cast<size_t>(dict_len + (to - from));
+    std::vector<uint8_t>& bytes = chunk_scratch();
+    bytes.resize(total);
     if (dict) source_->read(dict->offset, static_cast<size_t>(dict_len), bytes.data());
     source_->read(from, static_cast<size_t>(to - from), bytes.data() + dict_len);
     ColumnMetaData m = meta_.row_groups[g].columns[leaf].meta;
     const size_t rows = locs[last].first_row + locs[last].num_rows - locs[first].first_row;
     m.num_values = static_cast<int64_t>(rows);
-    return decode_column_chunk(bytes.data(), bytes.size(), schema_.leaves[leaf], m, static_cast<int64_t>(rows));
+    return decode_column_chunk(bytes.data(), total, schema_.leaves[leaf], m, static_cast<int64_t>(rows));
   } catch (...) {
     rethrow(g, leaf);
   }
