@@ -160,7 +160,9 @@ void ShardReader::read_data(Member& m, bool want_data) {
   // Grow with the data actually read, never with the header's claim.
   size_t got = 0;
   for (;;) {
-    size_t chunk = std::min<size_t>(size_t(1) << 20, limit + 1 - got);
+    // First chunk: the header's size (+1 to see EOF without growing); then 64 KiB steps.
+    size_t step = got == 0 && m.size >= 0 ? size_t(m.size) + 1 : size_t(64) << 10;
+    size_t chunk = std::min<size_t>(std::max<size_t>(step, 1), limit + 1 - got);
     m.data.resize(got + chunk);
     la_ssize_t n = archive_read_data(a_, m.data.data() + got, chunk);
     if (n < 0) {
