@@ -23,8 +23,15 @@ double bilinear(double x) {
 }  // namespace
 
 ResampleCoeffs compute_resample_coeffs(int in_size, double in0, double in1, int out_size, Filter filter) {
+  return compute_resample_coeffs_range(in_size, in0, in1, out_size, 0, out_size, filter);
+}
+
+ResampleCoeffs compute_resample_coeffs_range(int in_size, double in0, double in1, int out_size, int out_begin,
+                                             int out_count, Filter filter) {
   if (in_size <= 0 || out_size <= 0 || !(in1 > in0) || in0 < 0 || in1 > in_size)
     fail("resample: bad sizes (in ", in_size, " box [", in0, ", ", in1, ") out ", out_size, ")");
+  if (out_begin < 0 || out_count <= 0 || out_count > out_size - out_begin)
+    fail("resample: output range [", out_begin, ", +", out_count, ") outside ", out_size);
   double (*fn)(double) = filter == Filter::kBicubic ? bicubic : bilinear;
   const double filter_support = filter == Filter::kBicubic ? 2.0 : 1.0;
 
@@ -38,12 +45,12 @@ ResampleCoeffs compute_resample_coeffs(int in_size, double in0, double in1, int 
   c.in_size = in_size;
   c.out_size = out_size;
   c.taps = taps;
-  c.bounds.resize(out_size);
-  c.weights.assign(static_cast<size_t>(out_size) * taps, 0.0);
-  c.fixed.assign(static_cast<size_t>(out_size) * taps, 0);
+  c.bounds.resize(out_count);
+  c.weights.assign(static_cast<size_t>(out_count) * taps, 0.0);
+  c.fixed.assign(static_cast<size_t>(out_count) * taps, 0);
   const double inv = 1.0 / filterscale;
-  for (int o = 0; o < out_size; ++o) {
-    const double center = static_cast<float>(in0) + (o + 0.5) * scale;
+  for (int o = 0; o < out_count; ++o) {
+    const double center = static_cast<float>(in0) + (out_begin + o + 0.5) * scale;
     int xmin = static_cast<int>(center - support + 0.5);
     if (xmin < 0) xmin = 0;
     int xmax = static_cast<int>(center + support + 0.5);

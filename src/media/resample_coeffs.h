@@ -34,6 +34,11 @@ struct ResampleCoeffs {
 ResampleCoeffs compute_resample_coeffs(int in_size, double in0, double in1, int out_size,
                                        Filter filter = Filter::kBicubic);
 
+// The same weights for outputs [out_begin, out_begin + out_count) only (entry k is output out_begin + k;
+// out_size stays the full output size): a crop of the result needs no table for the whole axis.
+ResampleCoeffs compute_resample_coeffs_range(int in_size, double in0, double in1, int out_size, int out_begin,
+                                             int out_count, Filter filter = Filter::kBicubic);
+
 // Pillow's rounding of an accumulated fixed-point sum (started at 1 << (kPrecisionBits - 1)) back to uint8.
 inline uint8_t clip8_fixed(int32_t acc) {
   int32_t v = acc >> kPrecisionBits;

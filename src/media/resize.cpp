@@ -78,25 +78,26 @@ void resize_rgb8(const uint8_t* src, int w, int h, size_t stride, const Box& box
     for (int y = 0; y < win.h; ++y)
       std::memcpy(dst + y * dst_stride, src + (win.y + y) * stride + win.x * 3, nbytes);
   } else if (!need_h) {
-    const ResampleCoeffs vc = compute_resample_coeffs(h, box.y0, box.y1, out_h, filter);
-    vertical_pass(src + static_cast<size_t>(win.x) * 3, stride, 0, vc, win.y, win.h, nbytes, dst, dst_stride);
+    const ResampleCoeffs vc = compute_resample_coeffs_range(h, box.y0, box.y1, out_h, win.y, win.h, filter);
+    vertical_pass(src + static_cast<size_t>(win.x) * 3, stride, 0, vc, 0, win.h, nbytes, dst, dst_stride);
   } else {
-    const ResampleCoeffs hc = compute_resample_coeffs(w, box.x0, box.x1, out_w, filter);
+    // Tables for the window only: entry 0 is output column win.x, row win.y.
+    const ResampleCoeffs hc = compute_resample_coeffs_range(w, box.x0, box.x1, out_w, win.x, win.w, filter);
     if (!need_v) {
       // Rows pass straight through: the horizontal results are the output.
       s.tmp.resize(static_cast<size_t>(win.h) * nbytes);
-      horizontal_pass(src, w, stride, win.y, win.y + win.h, hc, win.x, win.w, s.tmp.data(), s);
+      horizontal_pass(src, w, stride, win.y, win.y + win.h, hc, 0, win.w, s.tmp.data(), s);
       for (int y = 0; y < win.h; ++y) std::memcpy(dst + y * dst_stride, s.tmp.data() + y * nbytes, nbytes);
     } else {
-      const ResampleCoeffs vc = compute_resample_coeffs(h, box.y0, box.y1, out_h, filter);
+      const ResampleCoeffs vc = compute_resample_coeffs_range(h, box.y0, box.y1, out_h, win.y, win.h, filter);
       int y0 = h, y1 = 0;
-      for (int y = win.y; y < win.y + win.h; ++y) {
+      for (int y = 0; y < win.h; ++y) {
         y0 = std::min(y0, vc.bounds[y].first);
         y1 = std::max(y1, vc.bounds[y].first + vc.bounds[y].count);
       }
       s.tmp.resize(static_cast<size_t>(y1 - y0) * nbytes + 1);
-      horizontal_pass(src, w, stride, y0, y1, hc, win.x, win.w, s.tmp.data(), s);
-      vertical_pass(s.tmp.data(), nbytes, y0, vc, win.y, win.h, nbytes, dst, dst_stride);
+      horizontal_pass(src, w, stride, y0, y1, hc, 0, win.w, s.tmp.data(), s);
+      vertical_pass(s.tmp.data(), nbytes, y0, vc, 0, win.h, nbytes, dst, dst_stride);
     }
   }
   if (hflip) flip_rows(dst, dst_stride, win.w, win.h);

@@ -1,5 +1,6 @@
 #include "media/transform.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -27,12 +28,15 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 
 // torchvision Resize(size) on a PIL image: short side -> size, long side int(size * long / short).
 void eval_output_size(int w, int h, int size, int& new_w, int& new_h) {
+  const double long_side = static_cast<double>(size) * std::max(w, h) / std::min(w, h);
+  // Only the center crop is ever computed, but the geometry must fit in an int.
+  if (long_side > 1e9) fail("image ", w, "x", h, " is too elongated to resize to ", size, " px");
   if (w <= h) {
     new_w = size;
-    new_h = static_cast<int>(static_cast<double>(size) * h / w);
+    new_h = static_cast<int>(long_side);
   } else {
     new_h = size;
-    new_w = static_cast<int>(static_cast<double>(size) * w / h);
+    new_w = static_cast<int>(long_side);
   }
 }
 

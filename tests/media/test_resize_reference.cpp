@@ -110,3 +110,23 @@ TEST(MediaResizeReference, FlipMirrorsTheWindow) {
 
 }  // namespace
 }  // namespace bt::media
+
+namespace bt::media {
+namespace {
+
+TEST(MediaResizeReference, WindowOfHugeOutputNeedsNoHugeTables) {
+  // A 2x1 strip "resized" to 400M x 288 (what an extreme aspect gives): only the window is computed.
+  const std::vector<uint8_t> src = {10, 20, 30, 10, 20, 30};
+  ResizeScratch rs;
+  std::vector<uint8_t> out(size_t(288) * 288 * 3);
+  resize_rgb8(src.data(), 2, 1, 6, Box{0, 0, 2, 1}, 400000000, 288, Window{200000000, 0, 288, 288}, out.data(),
+              288 * 3, rs);
+  for (size_t i = 0; i < out.size(); i += 3) {
+    ASSERT_EQ(out[i], 10);
+    ASSERT_EQ(out[i + 1], 20);
+    ASSERT_EQ(out[i + 2], 30);
+  }
+}
+
+}  // namespace
+}  // namespace bt::media
