@@ -62,7 +62,12 @@ std::string clip(std::string s, size_t max = 120) {
   return s;
 }
 
-void add_row(ParsedCaptions& out, CaptionRow row, const CaptionsOptions& opts) {
+void add_row(ParsedCaptions& out, CaptionRow row, const CaptionsOptions& opts, const std::string& name) {
+  // A NUL would silently cut the path short when it reaches open().
+  if (!row.bad && row.image.find('\0') != std::string::npos) {
+    row.bad = true;
+    row.reason = str(name, ":", row.line, ": image path contains a NUL byte");
+  }
   if (row.bad) {
     if (opts.on_bad_row == OnBad::kError) throw Error(row.reason);
     out.bad.add(row.reason);
@@ -131,7 +136,7 @@ ParsedCaptions parse_jsonl(std::string_view text, const std::string& name, const
     }
     if (!row.bad && take_string(obj, opts.image_column, where, row, &row.image))
       take_string(obj, opts.caption_column, where, row, &row.caption);
-    add_row(out, std::move(row), opts);
+    add_row(out, std::move(row), opts, name);
   }
   return out;
 }
@@ -261,7 +266,7 @@ ParsedCaptions parse_csv(std::string_view text, const std::string& name, const C
       row.image = std::move(fields[ci]);
       row.caption = std::move(fields[cc]);
     }
-    add_row(out, std::move(row), opts);
+    add_row(out, std::move(row), opts, name);
   }
   return out;
 }

@@ -65,6 +65,8 @@ TEST(Jsonl, ErrorsNameFileLineAndReason) {
             "c.jsonl:1: empty 'caption'");
   EXPECT_EQ(error_of([&] { parse_jsonl("{\"image\": \"a\", \"caption\": null}", "c.jsonl", {}); }),
             "c.jsonl:1: key 'caption' is not a string (got null)");
+  EXPECT_EQ(error_of([&] { parse_jsonl("{\"image\": \"a\\u0000b\", \"caption\": \"c\"}", "c.jsonl", {}); }),
+            "c.jsonl:1: image path contains a NUL byte");
   msg = error_of([&] { parse_jsonl("{\"image\": \"a\", \"caption\": \"\xFF\"}", "c.jsonl", {}); });
   EXPECT_EQ(msg.rfind("c.jsonl:1: not valid JSON (", 0), 0u) << msg;
 }
