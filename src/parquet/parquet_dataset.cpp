@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 
 #include "common/error.h"
 
@@ -49,6 +50,17 @@ bool has_glob(const std::string& s) { return s.find_first_of("*?[") != std::stri
 std::vector<std::string> ParquetDataset::expand_files(const std::vector<std::string>& patterns) {
   std::vector<std::string> out;
   for (const std::string& p : patterns) {
+    std::error_code ec;
+    if (!has_glob(p) && std::filesystem::is_directory(p, ec)) {
+      // A folder (as `datasets` downloads them): its *.parquet files, sorted.
+      std::vector<std::string> found;
+      for (const auto& e : std::filesystem::directory_iterator(p, ec))
+        if (e.path().extension() == ".parquet") found.push_back(e.path().string());
+      if (found.empty()) fail("--train_file '", p, "': folder holds no .parquet files");
+      std::sort(found.begin(), found.end());
+      out.insert(out.end(), found.begin(), found.end());
+      continue;
+    }
     if (!has_glob(p)) {
       out.push_back(p);
       continue;

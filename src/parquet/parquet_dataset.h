@@ -36,7 +36,7 @@ struct ParquetDatasetOptions {
 
 class ParquetDataset final : public data::Dataset {
  public:
-  // Paths or glob patterns (each expanded and sorted; a pattern matching nothing is an error).
+  // Paths, folders (their *.parquet) or glob patterns (each expanded and sorted; matching nothing is an error).
   explicit ParquetDataset(const std::vector<std::string>& files, ParquetDatasetOptions opts = {});
   // Already opened sources (tests, fuzzing).
   ParquetDataset(std::vector<std::shared_ptr<const ByteSource>> sources, ParquetDatasetOptions opts);

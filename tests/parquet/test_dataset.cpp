@@ -63,6 +63,10 @@ TEST(ParquetDataset, GlobsAreExpandedSortedAndConcatenated) {
   size_t rows = 0;
   for (const auto& s : ds.row_groups()) rows += s.end - s.begin;
   EXPECT_EQ(rows, ds.size());
+  std::vector<std::string> in_folder = ParquetDataset::expand_files({BT_PARQUET_FIXTURES});
+  ASSERT_EQ(in_folder.size(), 6u);
+  EXPECT_EQ(in_folder[0], fixture("images_gzip_dict_v1.parquet"));
+  EXPECT_EQ(in_folder[5], fixture("numbers_snappy_dict_v1.parquet"));
   EXPECT_EQ(error_of([] { ParquetDataset::expand_files({fixture("nothing-*.parquet")}); }),
             "--train_file '" + fixture("nothing-*.parquet") + "' matches no files");
 }
