@@ -35,8 +35,9 @@ void check_axis(const AxisSpec& a, int dim, int image_size, size_t sample, const
 
 // Appends one axis' tables for the kept outputs; returns the blob offset and sets taps.
 uint32_t append_axis(std::vector<int32_t>& blob, const AxisSpec& a, int image_size, int base, int* taps) {
-  const media::ResampleCoeffs c =
-      media::compute_resample_coeffs(a.src_extent, a.box0, a.box1, a.out_full, media::Filter::kBicubic);
+  // Only the kept outputs' tables (entry o is output out_begin + o).
+  const media::ResampleCoeffs c = media::compute_resample_coeffs_range(a.src_extent, a.box0, a.box1, a.out_full,
+                                                                       a.out_begin, image_size, media::Filter::kBicubic);
   const size_t at = blob.size();
   if (at + static_cast<size_t>(image_size) * (2 + c.taps) > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
     fail("cuda resize plan: coefficient tables exceed 2^31 entries; use a smaller batch");
@@ -45,10 +46,10 @@ uint32_t append_axis(std::vector<int32_t>& blob, const AxisSpec& a, int image_si
   int32_t* bounds = blob.data() + at;
   int32_t* weights = bounds + 2 * image_size;
   for (int o = 0; o < image_size; ++o) {
-    const media::ResampleBounds& b = c.bounds[a.out_begin + o];
+    const media::ResampleBounds& b = c.bounds[o];
     bounds[2 * o] = a.src_begin + b.first - base;
     bounds[2 * o + 1] = b.count;
-    std::copy_n(&c.fixed[static_cast<size_t>(a.out_begin + o) * c.taps], c.taps, weights + static_cast<size_t>(o) * c.taps);
+    std::copy_n(&c.fixed[static_cast<size_t>(o) * c.taps], c.taps, weights + static_cast<size_t>(o) * c.taps);
   }
   return static_cast<uint32_t>(at);
 }
@@ -68,6 +69,28 @@ SampleSpec eval_spec(int width, int height, int image_size) {
   sp.x = whole_axis(width, new_w, py_round((new_w - image_size) / 2.0));
   sp.y = whole_axis(height, new_h, py_round((new_h - image_size) / 2.0));
   return sp;
+}
+
+SampleSpec eval_spec_dct(int W, int H, int dec_w, int dec_h, int scale_num, int image_size) {
+  if (scale_num < 1 || scale_num > 8) fail("cuda eval_spec_dct: scale ", scale_num, "/8 is not a DCT scale");
+  SampleSpec sp = eval_spec(W, H, image_size);  // output geometry from the original size
+  sp.width = dec_w;
+  sp.height = dec_h;
+  // A DCT-scaled image covers W * scale/8 pixels' worth of the original (its last pixel is partial).
+  sp.x.src_extent = dec_w;
+  sp.x.box1 = std::min<double>(W * scale_num / 8.0, dec_w);
+  sp.y.src_extent = dec_h;
+  sp.y.box1 = std::min<double>(H * scale_num / 8.0, dec_h);
+  return sp;
+}
+
+SampleSpec train_spec_dct(int W, int H, int dec_w, int dec_h, int scale_num, int top, int left, int crop_h,
+                          int crop_w, bool flip, int image_size) {
+  if (scale_num < 1 || scale_num > 8) fail("cuda train_spec_dct: scale ", scale_num, "/8 is not a DCT scale");
+  if (scale_num == 8) return crop_spec(dec_w, dec_h, top, left, crop_h, crop_w, image_size, flip);
+  const double s = scale_num / 8.0;
+  return box_spec(dec_w, dec_h, left * s, top * s, std::min<double>((left + crop_w) * s, dec_w),
+                  std::min<double>((top + crop_h) * s, dec_h), image_size, flip);
 }
 
 SampleSpec crop_spec(int width, int height, int top, int left, int crop_h, int crop_w, int image_size, bool flip) {
