@@ -57,7 +57,7 @@ const std::vector<uint8_t>& golden_jpeg() {
 void BM_DecodeFull(benchmark::State& st) {
   ImageU8 img;
   for (auto _ : st) decode_rgb8(jpeg(), kDefaultMaxImagePixels, img, 8);
-  st.SetLabel("736x699 -> 736x699");
+  st.SetLabel("736x699 -> 736x699, " + std::to_string(jpeg().size() / 1024) + " KB");
 }
 BENCHMARK(BM_DecodeFull)->Unit(benchmark::kMicrosecond);
 
