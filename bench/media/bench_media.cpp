@@ -3,6 +3,7 @@
 //   build-media/bench/media/bench_media --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 // Question answered: do resize + crop + normalize cost well under half of the decode (the loader's goal)?
 #include <benchmark/benchmark.h>
+#include <hwy/targets.h>
 #include <turbojpeg.h>
 
 #include <cmath>
@@ -90,6 +91,28 @@ void BM_ResizeFull(benchmark::State& st) {
   for (auto _ : st) resize_rgb8(img.pixels.data(), img.width, img.height, 303, 288, out.data(), rs);
 }
 BENCHMARK(BM_ResizeFull)->Unit(benchmark::kMicrosecond);
+
+// The same eval resize with Highway restricted to one target: shows what the vectorisation buys
+// (EMU128 = portable scalar-ish fallback, SSE4 = 4 lanes, AVX2 = 8, AVX3 = AVX-512, 16 lanes).
+void BM_ResizeEvalCropTarget(benchmark::State& st) {
+  const int64_t target = st.range(0);
+  if ((hwy::SupportedTargets() & target) == 0) {
+    st.SkipWithError("target not supported on this CPU");
+    return;
+  }
+  hwy::SetSupportedTargetsForTest(target);
+  ImageU8 img;
+  decode_rgb8(jpeg(), kDefaultMaxImagePixels, img, 8);
+  ResizeScratch rs;
+  std::vector<uint8_t> out(288 * 288 * 3);
+  for (auto _ : st)
+    resize_rgb8(img.pixels.data(), img.width, img.height, img.stride(), Box{0, 0, 736, 699}, 303, 288,
+                Window{8, 0, 288, 288}, out.data(), 288 * 3, rs);
+  st.SetLabel(hwy::TargetName(target));
+  hwy::SetSupportedTargetsForTest(0);
+}
+BENCHMARK(BM_ResizeEvalCropTarget)->Arg(HWY_EMU128)->Arg(HWY_SSE4)->Arg(HWY_AVX2)->Arg(HWY_AVX3)
+    ->Unit(benchmark::kMicrosecond);
 
 void BM_ResizeFromHalfScale(benchmark::State& st) {
   ImageU8 img;
