@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "media/resize.h"
+#include "media/transform.h"
 
 namespace bt::media {
 namespace {
@@ -49,6 +50,7 @@ std::vector<uint8_t> reference_resize(const std::vector<uint8_t>& src, int w, in
 }
 
 void check(std::mt19937& rng, int w, int h, int ow, int oh, Box box, bool window) {
+  if (box.x1 == 0) box = Box{0, 0, double(w), double(h)};
   std::vector<uint8_t> src(size_t(w) * h * 3);
   for (auto& v : src) v = uint8_t(rng() % 4 ? rng() : (rng() % 2) * 255);  // noise with hard extremes
   const auto want = reference_resize(src, w, h, box, ow, oh);
@@ -126,6 +128,39 @@ TEST(MediaResizeReference, WindowOfHugeOutputNeedsNoHugeTables) {
     ASSERT_EQ(out[i + 1], 20);
     ASSERT_EQ(out[i + 2], 30);
   }
+}
+
+}  // namespace
+}  // namespace bt::media
+
+#include <hwy/targets.h>
+
+namespace bt::media {
+namespace {
+
+// Every SIMD target the CPU supports (and the portable fallback) must give the same exact result.
+TEST(MediaResizeReference, EveryHighwayTargetIsExact) {
+  const int64_t supported = hwy::SupportedTargets();
+  int tried = 0;
+  for (int64_t bit = 1; bit != 0 && bit <= supported; bit <<= 1) {
+    if (!(supported & bit)) continue;
+    hwy::SetSupportedTargetsForTest(bit);
+    SCOPED_TRACE(hwy::TargetName(bit));
+    std::mt19937 rng(21);
+    for (int t = 0; t < 25; ++t)
+      check(rng, 1 + int(rng() % 90), 1 + int(rng() % 90), 1 + int(rng() % 70), 1 + int(rng() % 70),
+            Box{0, 0, 0, 0}, t % 2 == 0);
+    std::vector<uint8_t> hwc(size_t(29) * 3 * 3);
+    for (auto& v : hwc) v = uint8_t(rng());
+    std::vector<float> chw(hwc.size());
+    normalize_hwc_to_chw(hwc.data(), 29, 3, chw.data());
+    for (int c = 0; c < 3; ++c)
+      for (int i = 0; i < 29 * 3; ++i)
+        ASSERT_EQ(chw[c * 87 + i], (float(hwc[i * 3 + c]) / 255.0f - kClipMean[c]) / kClipStd[c]);
+    ++tried;
+  }
+  hwy::SetSupportedTargetsForTest(0);
+  EXPECT_GE(tried, 1);
 }
 
 }  // namespace
