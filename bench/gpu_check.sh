@@ -3,7 +3,8 @@
 # transformers, nvcc; no network). Builds bridgetune's CUDA configuration against the Python torch's
 # libtorch, runs the CUDA parity tests, the fused media kernel's throughput, the Python peer (HF
 # BridgeTowerForContrastiveLearning + torch DataLoader/PIL, workers 0/1/2/8) and `bridgetune bench` once
-# it exists, writing every figure to files under $OUT. Ends within ~8 minutes (each step has a timeout,
+# it exists, plus the loader with/without the GPU media path, writing every figure to files under $OUT.
+# Ends within ~8 minutes (each step has a timeout,
 # and a global deadline skips what no longer fits). Failing steps are logged and the rest still runs.
 #
 # Run (from the repository root):
@@ -85,7 +86,7 @@ fi
 CUDA_B=$B
 if ((FULL == 0)); then
   step build_cuda 150 "cmake --build '$B' -j $JOBS --target bt_cuda_gpu_tests bt_cuda_ref_tests bench_cuda_resize && \
-    { cmake --build '$B' -j $JOBS --target bt_cuda_golden_tests || echo 'no golden tests (bt_media missing)'; }"
+    { cmake --build '$B' -j $JOBS --target bt_cuda_golden_tests bench_gpu_pipeline || echo 'no bt_media targets'; }"
   FULL=$?
 fi
 if ((FULL != 0)); then
@@ -104,6 +105,11 @@ set(BT_HAVE_CUDA ON)
 enable_testing()
 include(GoogleTest)
 add_subdirectory(src/common)
+pkg_check_modules(SPNG IMPORTED_TARGET spng)
+pkg_check_modules(HWY IMPORTED_TARGET libhwy)
+if(SPNG_FOUND AND HWY_FOUND)
+  add_subdirectory(src/media)
+endif()
 add_subdirectory(src/cuda)
 add_subdirectory(tests/cuda)
 add_subdirectory(bench/cuda)
@@ -135,20 +141,19 @@ if [ -x "$BENCH" ]; then
   sed 's/^/  /' "$OUT/kernel_bench.jsonl" | tee -a "$SUMMARY"
 fi
 
-# 4. The rest of bridgetune (the CLI makes the data; `bridgetune bench` once the trainer has it).
+# 5. Data: ~740x700 JPEG line drawings (Pillow; bridgetune is not built yet at this point).
 HAVE_BT=0
-if ((FULL == 0)); then
-  step build_all 180 "cmake --build '$B' -j $JOBS" && HAVE_BT=1
-fi
 BT=$B/bridgetune
-
-# 5. Data: ~740x700 JPEG cartoons like the CPU peer's.
 if [ ! -f "$DATA/captions.jsonl" ]; then
-  if ((HAVE_BT)) && "$BT" synth --help >/dev/null 2>&1; then
-    step data 60 "'$BT' synth --out '$DATA' --n 1200 --images 300 --min_width 660 --max_width 820 --threads $JOBS"
-  else
-    step data 90 "python3 '$ROOT/bench/gpu/make_images.py' --out '$DATA' --n 1200 --images 300"
-  fi
+  step data 90 "python3 '$ROOT/bench/gpu/make_images.py' --out '$DATA' --n 1200 --images 300"
+fi
+
+# 5b. Loader throughput with and without the GPU media path (RAM-resident JPEGs, batch 48, 294^2).
+PIPE=$CUDA_B/bench/cuda/bench_gpu_pipeline
+if [ -x "$PIPE" ] && [ -f "$DATA/captions.jsonl" ]; then
+  step pipeline_bench 90 "'$PIPE' --data '$DATA' --threads 1,2,8,16 --batches 20 --mode train >'$OUT/pipeline_bench.jsonl' && \
+    '$PIPE' --data '$DATA' --threads 1,8,16 --batches 20 --mode eval >>'$OUT/pipeline_bench.jsonl'"
+  sed 's/^/  /' "$OUT/pipeline_bench.jsonl" | tee -a "$SUMMARY"
 fi
 
 # 6. The Python peer: HF BridgeTowerForContrastiveLearning, large, batch 48, bf16, workers 0/1/2/8.
@@ -160,7 +165,12 @@ for l in open('$OUT/peer_train.jsonl'):
     r=json.loads(l); print('  peer', r['loader'], 'workers', r['workers'], 'samples/s', r['samples_per_s'], 'step_ms', r['step_ms'])
 " | tee -a "$SUMMARY"
 
-# 7. bridgetune's own training throughput (placeholder until the trainer has `bench`): large, batch 48,
+# 7a. The rest of bridgetune (last: the peer matters more than `bridgetune bench`, which may not exist yet).
+if ((FULL == 0)); then
+  step build_all 180 "cmake --build '$B' -j $JOBS" && HAVE_BT=1
+fi
+
+# 7b. bridgetune's own training throughput (placeholder until the trainer has `bench`): large, batch 48,
 #    bf16, workers 0/1/2/8 x --use_media_pipeline off/on. Flags are used only if its --help lists them.
 if ((HAVE_BT)) && "$BT" bench --help >"$OUT/bench_help.txt" 2>&1; then
   MP=""
