@@ -1,7 +1,10 @@
 // bench_model [preset=base] [batch=8] [iters=3] [text_len=40] [threads=0]
 // Prints the parameter counts of base and large, then times forward + backward of
 // BridgeTowerForContrastiveLearning (train mode, random init, random inputs) on CPU: one warm-up step, then
-// `iters` timed steps; reports each step and the median seconds per sample.
+// `iters` timed steps; reports each step and the median seconds per sample, wall and CPU (the CPU figure, summed
+// over threads, stays meaningful when other jobs share the machine).
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -13,6 +16,18 @@
 #include "model/bridgetower.h"
 
 using namespace bt::model;
+
+static double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+static double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
 
 int main(int argc, char** argv) {
   std::string name = argc > 1 ? argv[1] : "base";
@@ -32,20 +47,25 @@ int main(int argc, char** argv) {
   auto ids = torch::randint(3, cfg.text.vocab_size, {batch, text_len}, torch::kLong);
   ids.select(1, 0).fill_(cfg.text.bos_token_id);
   auto mask = torch::ones({batch, text_len}, torch::kLong);
-  std::vector<double> per_sample;
+  std::vector<double> per_sample, cpu_per_sample;
   for (int i = 0; i <= iters; ++i) {
     model->zero_grad();
     auto t0 = std::chrono::steady_clock::now();
+    double c0 = cpu_seconds();
     auto out = model->forward(px, ids, mask, true);
     out.loss.backward();
     double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("%s step %d: %.3f s (%.3f s/sample)%s\n", name.c_str(), i, sec, sec / batch, i == 0 ? " warm-up" : "");
+    double cpu = cpu_seconds() - c0;
+    std::printf("%s step %d: %.3f s (%.3f s/sample wall, %.3f CPU-s/sample)%s\n", name.c_str(), i, sec, sec / batch,
+                cpu / batch, i == 0 ? " warm-up" : "");
     std::fflush(stdout);
-    if (i > 0) per_sample.push_back(sec / batch);
+    if (i > 0) {
+      per_sample.push_back(sec / batch);
+      cpu_per_sample.push_back(cpu / batch);
+    }
   }
-  std::sort(per_sample.begin(), per_sample.end());
   if (!per_sample.empty())
-    std::printf("%s batch %d, text %d, threads %d: median %.3f s/sample forward+backward\n", name.c_str(), batch,
-                text_len, at::get_num_threads(), per_sample[per_sample.size() / 2]);
+    std::printf("%s batch %d, text %d, threads %d: median %.3f s/sample wall, %.3f CPU-s/sample forward+backward\n",
+                name.c_str(), batch, text_len, at::get_num_threads(), median(per_sample), median(cpu_per_sample));
   return 0;
 }

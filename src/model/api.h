@@ -19,6 +19,8 @@ std::string describe(const BridgeTowerConfig& c);
 // image_embeds, cross_embeds, logits and loss to `out_path` (safetensors, F32).
 void forward_file(const std::string& model_dir, const std::string& batch_path, const std::string& out_path);
 
+// Torch intra-op threads (n <= 0: all cores); OpenBLAS, if loaded, is pinned to 1 thread so it does not
+// oversubscribe on top of torch's pool.
 void configure_torch_threads(int n);
 
 }  // namespace bt::model

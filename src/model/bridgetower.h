@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "model/api.h"
 #include "model/config.h"
 #include "model/modules.h"
 
@@ -133,10 +134,6 @@ inline constexpr const char* kTextTowerPrefix = "bridgetower.text_model.";
 inline constexpr const char* kTextPoolerPrefix = "bridgetower.text_model.pooler.";
 // Returns the number of parameter tensors frozen.
 int freeze_parameters(torch::nn::Module& model, const std::string& name_prefix);
-
-// Torch intra-op threads (n <= 0: all cores); OpenBLAS, if loaded, is pinned to 1 thread so it does not
-// oversubscribe on top of torch's pool.
-void configure_torch_threads(int n);
 
 // Tensor <-> safetensors helpers for batch files (CPU, contiguous copies).
 std::map<std::string, Tensor> load_tensors(const std::string& path);

@@ -1,6 +1,5 @@
 // Parameter init (HF _init_weights), checkpoint I/O by HF names, parameter groups.
-#include <sys/stat.h>
-
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -8,7 +7,6 @@
 
 #include "common/error.h"
 #include "model/bridgetower.h"
-#include "model/api.h"
 #include "model/safetensors.h"
 
 namespace bt::model {
