@@ -16,7 +16,7 @@ namespace {
 struct TokenizeArgs {
   std::string dir, vocab, merges;
   bool no_special = false;
-  int max_seq_length = 0;
+  int max_seq_length = 128;  // the reference example's default
 };
 
 void run(const TokenizeArgs& a) {

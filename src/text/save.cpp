@@ -67,7 +67,10 @@ void Tokenizer::save(const std::string& dir) const {
   if (t.unk >= 0) map["unk_token"] = token(t.unk);
   write_file(d / "special_tokens_map.json", dump(map));
 
+  // In tokenizer_config.json plain strings: RobertaTokenizer wraps <mask> in AddedToken(lstrip=True) itself, and
+  // a bare dict there is not read back as an AddedToken by every transformers version.
   ordered_json config = map;
+  if (t.mask >= 0) config["mask_token"] = id_to_token(t.mask);
   config["add_prefix_space"] = t.add_prefix_space;
   config["errors"] = "replace";
   config["model_max_length"] = 512;

@@ -12,4 +12,10 @@ if err=$(echo x | "$bin" tokenize --vocab "$fx/tiny/merges.txt" --merges "$fx/ti
   echo "expected failure on a bad vocab.json"; exit 1
 fi
 [[ "$err" == *"merges.txt: not valid JSON"* ]] || { echo "unexpected error: $err"; exit 1; }
+# Default max_seq_length is 128 (the reference example's); 0 disables truncation.
+long=$(printf 'ab %.0s' $(seq 200))
+n=$(echo "$long" | "$bin" tokenize --tokenizer_dir "$fx/tiny" | tr -cd ',' | wc -c)
+[ "$n" == 127 ] || { echo "default truncation gave $((n + 1)) ids, want 128"; exit 1; }
+n=$(echo "$long" | "$bin" tokenize --tokenizer_dir "$fx/tiny" --max_seq_length 0 | tr -cd ',' | wc -c)
+[ "$n" -gt 300 ] || { echo "--max_seq_length 0 truncated to $((n + 1)) ids"; exit 1; }
 echo "cli_tokenize: ok"
