@@ -5,7 +5,8 @@
 // decode_batch() writes each image as uint8 RGB HWC (width*height*3 bytes) at offsets[i] of a device
 // buffer, i.e. exactly the packed layout BatchResize::RunDevice() consumes. It prefers nvJPEG's hardware
 // decoder (A100/H100/H200 have one) and falls back to the hybrid CUDA decoder per image.
-// Bad JPEG bytes throw bt::Error naming the sample index. Note: nvJPEG's IDCT/upsampling is not
+// Bad JPEG bytes throw bt::Error naming the sample index. One decoder per thread (nvJPEG states are not
+// shared); output is stream-ordered on `stream`. Note: nvJPEG's IDCT/upsampling is not
 // libjpeg-turbo's, so GPU-decoded pixels may differ from the CPU path by a few levels.
 #pragma once
 #include <cstddef>
