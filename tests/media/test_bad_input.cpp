@@ -1,6 +1,7 @@
 // Bad bytes must give bt::Error with a reason, never a crash, hang or huge allocation.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 
 #include "common/error.h"
@@ -109,6 +110,36 @@ TEST(MediaBadInput, MaxPixelsIsConfigurable) {
   EXPECT_EQ(decode_error(b, 736 * 699), "");
   const auto png = read_bytes(golden_path("cartoon_288x288.png"));
   EXPECT_NE(decode_error(png, 1000).find("exceeds"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace bt::media
+
+namespace bt::media {
+namespace {
+using namespace testing;
+
+// libjpeg warns about junk between the entropy data and the EOI marker; Pillow decodes such files, so do we.
+TEST(MediaBadInput, ExtraneousBytesWarningIsTolerated) {
+  auto b = read_bytes(golden_path("gray.jpg"));
+  ASSERT_EQ(b[b.size() - 2], 0xFF);
+  ASSERT_EQ(b[b.size() - 1], 0xD9);
+  ImageU8 want, got;
+  decode_rgb8(b, kDefaultMaxImagePixels, want);
+  b.insert(b.end() - 2, {0x12, 0x34, 0x56});
+  decode_rgb8(b, kDefaultMaxImagePixels, got);
+  ASSERT_EQ(got.width, want.width);
+  EXPECT_EQ(0, std::memcmp(got.pixels.data(), want.pixels.data(), size_t(want.width) * want.height * 3));
+}
+
+TEST(MediaBadInput, DecoderRecoversAfterAnError) {
+  // A failed decode must not poison the thread's TurboJPEG handle for the next file.
+  const auto good = read_bytes(golden_path("sub444.jpg"));
+  std::vector<uint8_t> bad(good.begin(), good.begin() + good.size() / 3);
+  ImageU8 img;
+  EXPECT_THROW(decode_rgb8(bad, kDefaultMaxImagePixels, img), bt::Error);
+  EXPECT_NO_THROW(decode_rgb8(good, kDefaultMaxImagePixels, img));
+  EXPECT_EQ(img.width, 40);
 }
 
 }  // namespace
