@@ -22,7 +22,7 @@ std::string str(const Args&... args) {
 
 template <class... Args>
 [[noreturn]] void fail(const Args&... args) {
-  throw Error(str(args...));
+  throw Error(bt::str(args...));
 }
 
 }  // namespace bt
