@@ -1,0 +1,143 @@
+// `bridgetune bench`: the benchmark's experiment on this machine. Trains the same model for a fixed number of
+// steps once per loader configuration (--workers x media pipeline off/on, on only with a GPU) and once on
+// batches made up front and kept in memory (the model's upper bound), then prints a markdown table, writes JSON
+// and a PNG bar chart, and names the bottleneck. Warm-up steps are excluded from samples/s as in training.
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "cli/command.h"
+#include "common/error.h"
+#include "data/synth.h"
+#include "train/bench_report.h"
+#include "train/run_log.h"
+#include "train/trainer.h"
+
+namespace bt::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct BenchArgs {
+  std::string data, out_dir = "runs/bench", workers = "0,1,2", preset = "tiny", device = "cpu";
+  int batch = 16, steps = 30, warmup = 5, image_size = 0, synth_n = 512, synth_max_width = 800;
+  int decoded_cache_mb = 0, torch_threads = 0;
+  bool bf16 = false, media_pipeline_on = false;
+};
+
+std::vector<int> parse_list(const std::string& s) {
+  std::vector<int> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    try {
+      size_t used = 0;
+      const int v = std::stoi(item, &used);
+      if (used != item.size() || v < 0) throw std::invalid_argument("bad");
+      out.push_back(v);
+    } catch (const std::exception&) {
+      fail("--workers: '", item, "' is not a worker count (use a list like 0,1,2)");
+    }
+  }
+  if (out.empty()) fail("--workers: empty list");
+  return out;
+}
+
+void run(const BenchArgs& a) {
+  const auto workers = parse_list(a.workers);
+  const fs::path out(a.out_dir);
+  fs::create_directories(out);
+  std::string data = a.data;
+  if (data.empty()) {
+    data = (out / "data").string();
+    if (!fs::exists(fs::path(data) / "captions.jsonl")) {
+      data::SynthOptions so;
+      so.n = static_cast<size_t>(a.synth_n);
+      so.seed = 7;
+      so.max_width = std::max(a.synth_max_width, 200);
+      so.min_width = std::min(800, so.max_width / 2);
+      std::printf("generating %d cartoon rows (%d-%d px wide) in %s\n", a.synth_n, so.min_width, so.max_width, data.c_str());
+      data::write_synth(data, so);
+    }
+  }
+  train::TrainOptions base;
+  base.model_preset = a.preset;
+  base.train_file = data;
+  base.per_device_train_batch_size = a.batch;
+  base.max_steps = a.steps;
+  base.throughput_warmup_steps = a.warmup;
+  base.image_size = a.image_size;
+  base.device = a.device;
+  base.bf16 = a.bf16;
+  base.torch_threads = a.torch_threads;
+  base.decoded_cache_mb = a.decoded_cache_mb;
+  base.logging_steps = a.steps;
+  base.learning_rate = 1e-4;
+  base.save_final_model = false;
+  base.write_plot = false;
+  base.eval_at_end = false;
+  base.quiet = true;
+  base.overwrite_output_dir = true;
+
+  train::BenchReport rep;
+  rep.title = str("bridgetune bench: ", a.preset, " preset, batch ", a.batch, ", ", a.steps, " steps (", a.warmup,
+                  " warm-up), ", a.device, a.bf16 ? " bf16" : "");
+  auto measure = [&](train::BenchRow row, train::TrainOptions o) {
+    o.output_dir = (out / "runs" / (row.in_memory ? std::string("in_memory") : str("w", row.workers, row.media_pipeline ? "_gpu" : ""))).string();
+    std::printf("running %-24s ... ", row.label.c_str());
+    std::fflush(stdout);
+    auto s = train::run_train(o);
+    row.samples_per_s = s.train_samples_per_second;
+    row.data_wait_percent = s.data_wait_percent;
+    std::printf("%.1f samples/s, data wait %.1f %%\n", row.samples_per_s, row.data_wait_percent);
+    rep.rows.push_back(row);
+  };
+  const bool gpu = a.device != "cpu";
+  for (bool media : {false, true}) {
+    if (media && !(gpu && a.media_pipeline_on)) continue;
+    for (int w : workers) {
+      train::TrainOptions o = base;
+      o.dataloader_num_workers = w;
+      o.use_media_pipeline = media;
+      measure({str("workers ", w, media ? " + GPU media" : ""), w, media, false}, o);
+    }
+  }
+  train::TrainOptions o = base;
+  o.dataloader_num_workers = 0;
+  o.in_memory_batches = 8;
+  measure({"in-memory batches", 0, false, true}, o);
+
+  std::printf("\n%s\n%s\n%s\n", rep.title.c_str(), rep.markdown().c_str(), rep.verdict().c_str());
+  train::write_json_atomic(out / "bench_results.json", rep.to_json());
+  rep.write_png(out / "bench.png");
+  std::printf("\nwrote %s and %s\n", (out / "bench_results.json").c_str(), (out / "bench.png").c_str());
+}
+
+void setup(CLI::App& app) {
+  auto a = std::make_shared<BenchArgs>();
+  app.add_option("--data", a->data, "Dataset (captions file or folder); none: generated cartoons in --output_dir/data");
+  app.add_option("--output_dir", a->out_dir, "Where runs, bench_results.json and bench.png go")->capture_default_str();
+  app.add_option("--workers", a->workers, "Comma-separated --dataloader_num_workers values")->capture_default_str();
+  app.add_option("--model_preset", a->preset, "tiny|small|base|large")->capture_default_str();
+  app.add_option("--per_device_train_batch_size,--batch", a->batch)->capture_default_str();
+  app.add_option("--max_steps,--steps", a->steps, "Steps per configuration")->capture_default_str();
+  app.add_option("--throughput_warmup_steps", a->warmup)->capture_default_str();
+  app.add_option("--image_size", a->image_size, "0: the preset's")->capture_default_str();
+  app.add_option("--device", a->device, "cpu|cuda")->capture_default_str();
+  app.add_flag("--bf16", a->bf16);
+  app.add_flag("--use_media_pipeline", a->media_pipeline_on, "Also measure the GPU media pipeline (GPU only)");
+  app.add_option("--decoded_cache_mb", a->decoded_cache_mb, "0: decode every image every time (real JPEG loading)")->capture_default_str();
+  app.add_option("--torch_threads", a->torch_threads)->capture_default_str();
+  app.add_option("--synth_n", a->synth_n, "Rows of generated data")->capture_default_str();
+  app.add_option("--synth_max_width", a->synth_max_width, "Widest generated image (px)")->capture_default_str();
+  app.callback([a] {
+    if (a->batch < 2) fail("--batch must be >= 2");
+    if (a->steps <= a->warmup) fail("--max_steps (", a->steps, ") must exceed --throughput_warmup_steps (", a->warmup, ")");
+    run(*a);
+  });
+}
+
+const Registrar reg("bench", "Training throughput per loader configuration vs the in-memory upper bound", 31, setup);
+
+}  // namespace
+}  // namespace bt::cli

@@ -1,0 +1,40 @@
+// The report of `bridgetune bench`: one row per configuration (loader workers x media pipeline, plus the
+// in-memory upper bound), as a markdown table, JSON and a PNG bar chart, and the verdict line naming the
+// bottleneck. A run is data-bound when its step loop waited for data more than kDataBoundWaitPercent of the
+// time or it stays below kComputeBoundFraction of the in-memory upper bound.
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace bt::train {
+
+inline constexpr double kDataBoundWaitPercent = 3.0;
+inline constexpr double kComputeBoundFraction = 0.97;
+
+struct BenchRow {
+  std::string label;  // "workers 2", "workers 2 + GPU media", "in-memory batches"
+  int workers = 0;
+  bool media_pipeline = false;
+  bool in_memory = false;
+  double samples_per_s = 0;
+  double data_wait_percent = 0;
+};
+
+struct BenchReport {
+  std::string title;  // preset, batch, image size, device
+  std::vector<BenchRow> rows;
+
+  const BenchRow* upper_bound() const;
+  double fraction_of_bound(const BenchRow& r) const;  // 0 when there is no bound
+  bool data_bound(const BenchRow& r) const;
+  std::string markdown() const;
+  // About the fastest loader row: "data-bound: model waited X % of the time (...)" or "compute-bound: ...".
+  std::string verdict() const;
+  nlohmann::json to_json() const;
+  void write_png(const std::filesystem::path& path) const;
+};
+
+}  // namespace bt::train

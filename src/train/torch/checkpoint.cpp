@@ -1,0 +1,86 @@
+#include "train/torch/checkpoint.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include "common/error.h"
+#include "train/checkpoint_dir.h"
+#include "train/run_log.h"
+
+namespace bt::train {
+
+nlohmann::json TrainerState::to_json() const {
+  return {{"global_step", global_step}, {"epoch", epoch},         {"batch_in_epoch", batch_in_epoch},
+          {"loss_sum", loss_sum},       {"loss_steps", loss_steps}, {"last_window_loss", last_window_loss},
+          {"settings", settings},       {"format", "bridgetune-trainer-state-1"}};
+}
+
+TrainerState TrainerState::from_json(const nlohmann::json& j, const std::string& what) {
+  TrainerState s;
+  try {
+    s.global_step = j.at("global_step").get<int64_t>();
+    s.epoch = j.at("epoch").get<uint64_t>();
+    s.batch_in_epoch = j.at("batch_in_epoch").get<size_t>();
+    s.loss_sum = j.at("loss_sum").get<double>();
+    s.loss_steps = j.at("loss_steps").get<int64_t>();
+    s.last_window_loss = j.value("last_window_loss", 0.0);
+    s.settings = j.value("settings", nlohmann::json::object());
+  } catch (const nlohmann::json::exception& e) {
+    fail(what, ": bad trainer state: ", e.what());
+  }
+  return s;
+}
+
+namespace {
+std::vector<std::pair<std::string, torch::Tensor>> rng_tensors() {
+  std::vector<std::pair<std::string, torch::Tensor>> out;
+  out.emplace_back("cpu", at::detail::getDefaultCPUGenerator().get_state());
+  if (torch::cuda::is_available())
+    for (int64_t d = 0; d < static_cast<int64_t>(torch::cuda::device_count()); ++d)
+      out.emplace_back("cuda:" + std::to_string(d),
+                       at::globalContext().defaultGenerator(at::Device(at::kCUDA, d)).get_state());
+  return out;
+}
+}  // namespace
+
+void save_checkpoint(const std::filesystem::path& output_dir, model::BridgeTowerForContrastiveLearning& model,
+                     const text::Tokenizer& tokenizer, const AdamW& optimizer, const Schedule& schedule,
+                     const TrainerState& state) {
+  StagedDir dir(output_dir, "checkpoint-" + std::to_string(state.global_step));
+  const std::string d = dir.path().string();
+  model->save_pretrained(d);
+  tokenizer.save(d);
+  model::save_tensors(d + "/optimizer.safetensors", optimizer.state_tensors());
+  write_json_atomic(dir.path() / "scheduler.json", {{"type", schedule_name(schedule.type)},
+                                                    {"warmup_steps", schedule.warmup_steps},
+                                                    {"total_steps", schedule.total_steps},
+                                                    {"last_step", state.global_step}});
+  model::save_tensors(d + "/rng_state.safetensors", rng_tensors());
+  write_json_atomic(dir.path() / "trainer_state.json", state.to_json());  // last: marks the folder complete
+  dir.commit();
+}
+
+TrainerState load_checkpoint(const std::filesystem::path& dir, model::BridgeTowerForContrastiveLearning& model,
+                             AdamW& optimizer) {
+  const std::string d = dir.string();
+  TrainerState s = TrainerState::from_json(read_json_file(dir / "trainer_state.json"), d + "/trainer_state.json");
+  model->load_weights(d);
+  optimizer.load_state(model::load_tensors(d + "/optimizer.safetensors"), d + "/optimizer.safetensors");
+  auto rng = model::load_tensors(d + "/rng_state.safetensors");
+  auto cpu = rng.find("cpu");
+  if (cpu == rng.end()) fail(d, "/rng_state.safetensors: no 'cpu' generator state");
+  at::Generator cpu_gen = at::detail::getDefaultCPUGenerator();  // a handle sharing the global generator
+  cpu_gen.set_state(cpu->second);
+  if (torch::cuda::is_available())
+    for (auto& [name, t] : rng)
+      if (name.rfind("cuda:", 0) == 0) {
+        const int64_t dev = std::stoll(name.substr(5));
+        if (dev < static_cast<int64_t>(torch::cuda::device_count()))
+        {
+          at::Generator g = at::globalContext().defaultGenerator(at::Device(at::kCUDA, dev));
+          g.set_state(t);
+        }
+      }
+  return s;
+}
+
+}  // namespace bt::train

@@ -1,0 +1,43 @@
+// The tensor side of output_dir/checkpoint-N/ (the folder mechanics are in train/checkpoint_dir.h):
+//   config.json, model.safetensors      the model, HF layout (loadable by from_pretrained)
+//   vocab.json, merges.txt, ...         the tokenizer (text::Tokenizer::save)
+//   optimizer.safetensors               AdamW state by parameter name (see optim.h)
+//   scheduler.json                      schedule type, warm-up, total steps, last step
+//   rng_state.safetensors               torch CPU (and CUDA) generator states
+//   trainer_state.json                  global step, data position (epoch, batch), loss sums, run settings
+// Written into a staging folder and renamed: a kill at any moment leaves the earlier checkpoints intact.
+#pragma once
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "model/bridgetower.h"
+#include "text/tokenizer.h"
+#include "train/schedule.h"
+#include "train/torch/optim.h"
+
+namespace bt::train {
+
+struct TrainerState {
+  int64_t global_step = 0;
+  uint64_t epoch = 0;         // epoch of the next batch
+  size_t batch_in_epoch = 0;  // index of the next batch within that epoch
+  double loss_sum = 0;        // sum of per-step losses so far (train_loss = loss_sum / loss_steps)
+  int64_t loss_steps = 0;
+  double last_window_loss = 0;
+  nlohmann::json settings;  // batch size, world size, seed... checked on resume
+  nlohmann::json to_json() const;
+  static TrainerState from_json(const nlohmann::json& j, const std::string& what);
+};
+
+void save_checkpoint(const std::filesystem::path& output_dir, model::BridgeTowerForContrastiveLearning& model,
+                     const text::Tokenizer& tokenizer, const AdamW& optimizer, const Schedule& schedule,
+                     const TrainerState& state);
+
+// Restores model weights, optimizer, RNG and returns the trainer state. The model must have the
+// checkpoint's architecture (the caller builds it from dir/config.json).
+TrainerState load_checkpoint(const std::filesystem::path& dir, model::BridgeTowerForContrastiveLearning& model,
+                             AdamW& optimizer);
+
+}  // namespace bt::train

@@ -1,0 +1,60 @@
+// AdamW with per-parameter state addressable by parameter name, so optimizer state checkpoints are plain
+// safetensors (exp_avg/<name>, exp_avg_sq/<name>, step) that survive a change of process or library version.
+// The update is torch.optim.AdamW's (decoupled weight decay, bias correction, amsgrad off) exactly:
+//   p *= 1 - lr * wd;  m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  t += 1
+//   p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+// Two groups as the HF Trainer builds them: weight decay on all but biases and LayerNorm weights.
+// Parameters without a gradient in a step are skipped (their state does not advance), as torch does.
+#pragma once
+#include <torch/torch.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace bt::train {
+
+struct AdamWOptions {
+  double lr = 5e-5;
+  double beta1 = 0.9, beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 0.0;
+};
+
+class AdamW {
+ public:
+  struct Param {
+    std::string name;
+    torch::Tensor tensor;
+    bool decay;
+  };
+  AdamW(std::vector<Param> params, AdamWOptions opt);
+
+  void step(double lr);  // lr for this step (the schedule's value)
+  void zero_grad();
+  const std::vector<Param>& params() const { return params_; }
+  std::vector<torch::Tensor> tensors() const;
+
+  // "exp_avg/<name>", "exp_avg_sq/<name>" (F32), "step/<name>" (I64 scalar) of every parameter with state.
+  std::vector<std::pair<std::string, torch::Tensor>> state_tensors() const;
+  // Restores state saved by state_tensors(); a parameter missing from `state` is an error naming it.
+  void load_state(const std::map<std::string, torch::Tensor>& state, const std::string& what);
+
+ private:
+  struct State {
+    torch::Tensor exp_avg, exp_avg_sq;
+    int64_t step = 0;
+  };
+  std::vector<Param> params_;
+  std::vector<State> state_;
+  AdamWOptions opt_;
+};
+
+// HF-style groups from the model's trainable parameters (model::adamw_param_groups decides decay by name).
+AdamW make_adamw(torch::nn::Module& model, AdamWOptions opt);
+
+// Total L2 norm of all gradients, scaled down in place to max_norm when above it (clip_grad_norm_'s
+// semantics: coefficient max_norm / (total + 1e-6), clamped to 1). max_norm <= 0: only measures.
+double clip_grad_norm(const std::vector<torch::Tensor>& params, double max_norm);
+
+}  // namespace bt::train

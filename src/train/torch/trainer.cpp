@@ -1,0 +1,475 @@
+// The training loop of `bridgetune train` (contract in train/trainer.h).
+#include "train/trainer.h"
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <memory>
+
+#include "common/error.h"
+#include "data/captions_dataset.h"
+#include "data/synth.h"
+#include "loader/loader.h"
+#include "model/bridgetower.h"
+#include "text/tokenizer.h"
+#include "text/train_bpe.h"
+#include "train/checkpoint_dir.h"
+#include "train/plot.h"
+#include "train/progress.h"
+#include "train/run_log.h"
+#include "train/schedule.h"
+#include "train/throughput.h"
+#include "train/torch/batch_source.h"
+#include "train/torch/checkpoint.h"
+#include "train/torch/evaluate.h"
+#include "train/torch/optim.h"
+
+namespace bt::train {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr size_t kDemoVocabSize = 1024;
+
+double now_s() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
+
+// Files a finished or interrupted run leaves in output_dir (removed by --overwrite_output_dir; nothing else is).
+const char* const kRunFiles[] = {"train_results.json", "metrics.jsonl",        "training_plot.png",
+                                 "config.json",        "model.safetensors",    "vocab.json",
+                                 "merges.txt",         "tokenizer_config.json", "special_tokens_map.json",
+                                 "eval_results.json"};
+
+void check_options(const TrainOptions& o) {
+  auto positive = [](int64_t v, const char* flag) {
+    if (v < 1) fail(flag, " must be >= 1 (got ", v, ")");
+  };
+  positive(o.per_device_train_batch_size, "--per_device_train_batch_size");
+  positive(o.per_device_eval_batch_size, "--per_device_eval_batch_size");
+  positive(o.gradient_accumulation_steps, "--gradient_accumulation_steps");
+  positive(o.logging_steps, "--logging_steps");
+  if (o.per_device_train_batch_size < 2) fail("--per_device_train_batch_size must be >= 2: the contrastive loss needs negatives");
+  if (o.max_steps <= 0 && !(o.num_train_epochs > 0))
+    fail("--num_train_epochs must be > 0 (got ", o.num_train_epochs, "), or give --max_steps");
+  if (!(o.learning_rate >= 0)) fail("--learning_rate must be >= 0");
+  if (o.warmup_ratio < 0 || o.warmup_ratio > 1) fail("--warmup_ratio must be in [0, 1] (got ", o.warmup_ratio, ")");
+  if (o.warmup_steps < 0) fail("--warmup_steps must be >= 0");
+  if (o.max_seq_length < 3) fail("--max_seq_length must be >= 3 (got ", o.max_seq_length, ")");
+  if (o.dataloader_num_workers < 0) fail("--dataloader_num_workers must be >= 0");
+  if (o.train_transform != "eval" && o.train_transform != "train")
+    fail("--train_transform must be eval or train (got '", o.train_transform, "')");
+  if (o.on_bad_sample != "error" && o.on_bad_sample != "skip")
+    fail("--on_bad_sample must be error or skip (got '", o.on_bad_sample, "')");
+  parse_schedule_type(o.lr_scheduler_type);
+  if (o.output_dir.empty()) fail("--output_dir must not be empty");
+  if (o.world_size > 1)
+    fail("WORLD_SIZE=", o.world_size, ": multi-process training needs the c10d gradient all-reduce, which this build "
+         "does not have yet; run one process (unset WORLD_SIZE)");
+}
+
+torch::Device pick_device(const TrainOptions& o) {
+  if (o.device == "cpu") return torch::kCPU;
+  if (o.device == "cuda" || o.device.rfind("cuda:", 0) == 0) {
+    if (!torch::cuda::is_available())
+      fail("--device ", o.device, ": this libtorch build sees no CUDA device (use --device cpu)");
+    return torch::Device(o.device);
+  }
+  fail("--device must be cpu or cuda (got '", o.device, "')");
+}
+
+// Refuses an output_dir holding another run unless told to replace it; all before anything is written.
+void check_output_dir(const TrainOptions& o) {
+  const fs::path out(o.output_dir);
+  if (!fs::exists(out)) return;
+  if (!fs::is_directory(out)) fail("--output_dir ", o.output_dir, " exists and is not a folder");
+  if (o.overwrite_output_dir || !o.resume_from_checkpoint.empty()) return;
+  if (fs::exists(out / "train_results.json"))
+    fail("--output_dir ", o.output_dir, " holds a finished run (train_results.json); pass --overwrite_output_dir to "
+         "replace it, or choose another --output_dir");
+  if (!list_checkpoints(out).empty())
+    fail("--output_dir ", o.output_dir, " holds checkpoints of an earlier run; pass --resume_from_checkpoint latest to "
+         "continue it or --overwrite_output_dir to start over");
+}
+
+void clear_previous_run(const fs::path& out) {
+  std::error_code ec;
+  for (const char* f : kRunFiles) fs::remove(out / f, ec);
+  for (const auto& c : list_checkpoints(out)) fs::remove_all(c.path, ec);
+  remove_stale_staging(out);
+}
+
+// The embedded default: New-Yorker-like cartoons, small enough for a sub-minute run on two cores.
+std::pair<std::string, std::string> make_demo_data(const fs::path& out, bool quiet) {
+  const fs::path base = out / "demo_data";
+  data::SynthOptions train;
+  train.n = 384;
+  train.images = 96;
+  train.seed = 1;
+  train.min_width = 160, train.max_width = 320;
+  data::SynthOptions val = train;
+  val.n = 64, val.images = 32, val.seed = 2;
+  if (!quiet) std::printf("generating demo data (%zu + %zu cartoon rows) in %s\n", train.n, val.n, base.c_str());
+  data::write_synth((base / "train").string(), train);
+  data::write_synth((base / "validation").string(), val);
+  return {(base / "train").string(), (base / "validation").string()};
+}
+
+loader::LoaderOptions loader_options(const TrainOptions& o, int image_size, int batch, bool train) {
+  loader::LoaderOptions lo;
+  lo.num_workers = o.dataloader_num_workers;
+  lo.prefetch_batches = std::max(o.prefetch_batches, 1);
+  lo.batch_size = batch;
+  lo.transform.image_size = image_size;
+  lo.transform.dct_scaling = o.jpeg_dct_scaling;
+  lo.transform.mode = train && o.train_transform == "train" ? media::TransformMode::kTrain : media::TransformMode::kEval;
+  lo.on_bad_sample = o.on_bad_sample == "skip" ? loader::OnBadSample::kSkip : loader::OnBadSample::kError;
+  lo.decoded_cache_mb = static_cast<size_t>(std::max(o.decoded_cache_mb, 0));
+  lo.image_column = o.image_column;
+  lo.caption_column = o.caption_column;
+  lo.sampler.seed = o.seed;
+  lo.sampler.shuffle = train;
+  lo.sampler.rank = train ? o.rank : 0;
+  lo.sampler.world_size = train ? o.world_size : 1;
+  lo.sampler.dedupe_images_in_batch = train && o.dedupe_images_in_batch;
+  lo.sampler.batch_size = static_cast<size_t>(batch);
+  return lo;
+}
+
+std::shared_ptr<const data::Dataset> open_data(const std::string& path, const TrainOptions& o, const char* flag) {
+  if (!fs::exists(path)) fail(flag, " ", path, ": no such file or folder");
+  data::CaptionsOptions co;
+  co.image_column = o.image_column;
+  co.caption_column = o.caption_column;
+  co.on_bad_row = o.on_bad_sample == "skip" ? data::OnBad::kSkip : data::OnBad::kError;
+  return std::shared_ptr<const data::Dataset>(data::open_dataset(path, co));
+}
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+}  // namespace
+
+TrainSummary run_train(const TrainOptions& o) {
+  check_options(o);
+  const torch::Device device = pick_device(o);
+  if (o.use_media_pipeline && !device.is_cuda())
+    fail("--use_media_pipeline needs --device cuda (the GPU media pipeline decodes and resizes on the device)");
+  if (o.use_media_pipeline)
+    fail("--use_media_pipeline: the GPU media pipeline is not wired into the trainer in this build yet");
+  check_output_dir(o);
+  const fs::path out(o.output_dir);
+  const bool main_rank = o.rank == 0;
+  const bool talk = main_rank && !o.quiet;
+  fs::path resume_dir;
+  if (!o.resume_from_checkpoint.empty()) resume_dir = resolve_resume_dir(o.resume_from_checkpoint, out);
+  if (!o.model_name_or_path.empty()) {
+    if (!fs::is_directory(o.model_name_or_path))
+      fail("--model_name_or_path ", o.model_name_or_path, ": no such folder (give an HF checkpoint folder with "
+           "config.json and model.safetensors, or use --model_preset)");
+    if (!fs::exists(fs::path(o.model_name_or_path) / "config.json"))
+      fail("--model_name_or_path ", o.model_name_or_path, ": no config.json in it");
+  }
+  model::configure_torch_threads(o.torch_threads);
+  torch::manual_seed(o.seed);
+
+  // Data (the embedded demo writes its generated data: only after every check above).
+  std::string train_path = o.train_file, val_path = o.validation_file;
+  const bool demo = train_path.empty();
+  std::shared_ptr<const data::Dataset> train_ds, val_ds;
+  if (!demo) {
+    train_ds = open_data(train_path, o, "--train_file");
+    if (!val_path.empty()) val_ds = open_data(val_path, o, "--validation_file");
+  }
+
+  // Model config and tokenizer.
+  model::BridgeTowerConfig cfg;
+  std::optional<text::Tokenizer> tok;
+  if (!resume_dir.empty()) {
+    cfg = model::load_config((resume_dir / "config.json").string());
+    tok = text::Tokenizer::from_dir(resume_dir.string());
+  } else if (!o.model_name_or_path.empty()) {
+    cfg = model::load_config((fs::path(o.model_name_or_path) / "config.json").string());
+    tok = text::Tokenizer::from_dir(o.model_name_or_path);
+  } else {
+    cfg = model::preset(o.model_preset);
+    if (o.image_size > 0) cfg.vision.image_size = o.image_size;
+  }
+  const int image_size = cfg.vision.image_size;
+  if (o.image_size > 0 && o.image_size != image_size)
+    fail("--image_size ", o.image_size, " differs from the model's vision image_size ", image_size,
+         " (its position embeddings are sized for it)");
+
+  // Dataset-size checks before writing anything (demo data is ours and big enough).
+  const int B = o.per_device_train_batch_size;
+  auto rows_per_rank = [&](const data::Dataset& ds) {
+    return (ds.size() + static_cast<size_t>(o.world_size) - 1) / static_cast<size_t>(o.world_size);
+  };
+  if (train_ds && rows_per_rank(*train_ds) < static_cast<size_t>(B) * o.gradient_accumulation_steps)
+    fail("--train_file ", train_path, ": ", train_ds->size(), " rows, fewer than one step needs (",
+         "--per_device_train_batch_size ", B, " x --gradient_accumulation_steps ", o.gradient_accumulation_steps,
+         " x ranks ", o.world_size, ")");
+
+  // From here on output_dir is written.
+  fs::create_directories(out);
+  if (main_rank && o.overwrite_output_dir && resume_dir.empty()) clear_previous_run(out);
+  if (main_rank) remove_stale_staging(out);
+  if (demo) {
+    auto [t, v] = make_demo_data(out, !talk);
+    train_path = t;
+    val_path = v;
+    train_ds = open_data(train_path, o, "--train_file");
+    val_ds = open_data(val_path, o, "--validation_file");
+  }
+  if (!tok) {
+    std::vector<std::string> captions;
+    for (size_t i = 0; i < train_ds->size(); ++i) captions.push_back(train_ds->caption(i));
+    tok = text::train_tokenizer(captions, kDemoVocabSize);
+    cfg.text.vocab_size = static_cast<int>(tok->vocab_size());
+    if (talk) std::printf("built a %zu-token BPE vocabulary from the training captions\n", tok->vocab_size());
+  }
+
+  // Model.
+  model::BridgeTowerForContrastiveLearning model(cfg);
+  if (resume_dir.empty() && !o.model_name_or_path.empty()) model->load_weights(o.model_name_or_path, true);
+  if (o.freeze_vision_model) model::freeze_parameters(*model, model::kVisionTowerPrefix);
+  if (o.freeze_text_model) model::freeze_parameters(*model, model::kTextTowerPrefix);
+  if (o.freeze_text_pooler) model::freeze_parameters(*model, model::kTextPoolerPrefix);
+  model->to(device);
+  model->train();
+  AdamW opt = make_adamw(*model, {o.learning_rate, o.adam_beta1, o.adam_beta2, o.adam_epsilon, o.weight_decay});
+
+  // Loaders and the step plan.
+  loader::Loader train_loader(train_ds, loader_options(o, image_size, B, true));
+  const size_t batches_per_epoch = train_loader.sampler().rows_per_epoch() / static_cast<size_t>(B);
+  const int64_t steps_per_epoch = static_cast<int64_t>(batches_per_epoch) / o.gradient_accumulation_steps;
+  if (steps_per_epoch < 1) fail("--train_file ", train_path, ": too few rows for one optimizer step");
+  const int64_t total_steps = o.max_steps > 0 ? o.max_steps
+                                              : static_cast<int64_t>(std::ceil(o.num_train_epochs * steps_per_epoch));
+  Schedule sched{parse_schedule_type(o.lr_scheduler_type), resolve_warmup_steps(o.warmup_steps, o.warmup_ratio, total_steps),
+                 total_steps};
+  std::unique_ptr<loader::Loader> val_loader;
+  if (val_ds)
+    val_loader = std::make_unique<loader::Loader>(val_ds, loader_options(o, image_size, o.per_device_eval_batch_size, false));
+
+  TrainerState st;
+  st.settings = {{"per_device_train_batch_size", B},
+                 {"gradient_accumulation_steps", o.gradient_accumulation_steps},
+                 {"world_size", o.world_size},
+                 {"seed", o.seed},
+                 {"total_steps", total_steps}};
+  if (!resume_dir.empty()) {
+    st = load_checkpoint(resume_dir, model, opt);
+    if (talk) std::printf("resumed from %s at step %lld\n", resume_dir.c_str(), (long long)st.global_step);
+  }
+  const int64_t first_step = st.global_step;
+  MetricsLog metrics(out / "metrics.jsonl", !resume_dir.empty(), st.global_step);
+
+  const bool tty = talk && ProgressBar::stdout_is_tty();
+  ProgressBar bar(total_steps, first_step, stdout, tty);
+  auto say = [&](const std::string& line) {
+    if (talk) bar.log(line);
+  };
+  say(str("training ", cfg.text.hidden_size, "-wide BridgeTower (", model->count_parameters(true),
+          " trainable parameters) on ", train_ds->size(), " rows: ", total_steps, " steps of ",
+          B * o.gradient_accumulation_steps * o.world_size, " samples, ", o.dataloader_num_workers,
+          " loader workers, device ", device.str()));
+
+  // The in-memory upper bound (bench): batches made once, reused; the step loop never waits.
+  std::vector<ModelBatch> in_memory;
+  if (o.in_memory_batches > 0) {
+    BatchSource pre(train_loader, *tok, o.max_seq_length, device, false);
+    pre.start(0, 0, std::min<size_t>(batches_per_epoch, o.in_memory_batches));
+    double w;
+    while (auto mb = pre.next(&w)) {
+      mb->pixels = mb->pixels.clone();
+      mb->host.reset();
+      in_memory.push_back(std::move(*mb));
+    }
+  }
+
+  ThroughputMeter meter(o.throughput_warmup_steps);
+  double window_loss_sum = 0;
+  int64_t window_steps = 0;
+  double last_grad_norm = 0, first_loss = NAN;
+  EvalResult last_eval;
+  bool evaluated = false;
+  const double t_start = now_s();
+  meter.start(t_start);
+
+  auto run_eval = [&]() {
+    if (!val_loader) return;
+    meter.pause(now_s());
+    last_eval = evaluate(model, *val_loader, *tok, o.max_seq_length, device, o.bf16);
+    evaluated = true;
+    meter.resume(now_s());
+    const auto& r = last_eval.recall;
+    if (main_rank)
+      metrics.write(nlohmann::json{{"step", st.global_step},     {"eval_loss", last_eval.loss},
+                                   {"eval_i2t_r1", r.i2t_r1},    {"eval_i2t_r5", r.i2t_r5},
+                                   {"eval_i2t_r10", r.i2t_r10},  {"eval_t2i_r1", r.t2i_r1},
+                                   {"eval_t2i_r5", r.t2i_r5},    {"eval_t2i_r10", r.t2i_r10},
+                                   {"eval_samples", last_eval.samples}});
+    say(str("eval @ step ", st.global_step, ": loss ", fmt("%.4f", last_eval.loss), " | image->text R@1/5/10 ",
+            fmt("%.3f", r.i2t_r1), "/", fmt("%.3f", r.i2t_r5), "/", fmt("%.3f", r.i2t_r10), " | text->image ",
+            fmt("%.3f", r.t2i_r1), "/", fmt("%.3f", r.t2i_r5), "/", fmt("%.3f", r.t2i_r10)));
+  };
+  auto flush_window = [&]() {
+    if (window_steps == 0) return;
+    WindowStats w = meter.take_window(now_s());
+    WindowRecord rec;
+    rec.step = st.global_step;
+    rec.epoch = static_cast<double>(st.global_step) / static_cast<double>(steps_per_epoch);
+    rec.loss = window_loss_sum / static_cast<double>(window_steps);
+    rec.lr = o.learning_rate * sched.lr_factor(st.global_step);
+    rec.samples_per_s = w.samples_per_s;
+    rec.data_wait_percent = w.data_wait_percent;
+    rec.grad_norm = last_grad_norm;
+    st.last_window_loss = rec.loss;
+    window_loss_sum = 0;
+    window_steps = 0;
+    if (main_rank) metrics.write(rec);
+    say(str("step ", rec.step, "/", total_steps, " | loss ", fmt("%.4f", rec.loss), " | lr ", fmt("%.3e", rec.lr),
+            " | ", fmt("%.1f", rec.samples_per_s), " samples/s | data wait ", fmt("%.1f", rec.data_wait_percent),
+            "% | epoch ", fmt("%.2f", rec.epoch)));
+  };
+  auto save = [&]() {
+    if (!main_rank) return;
+    meter.pause(now_s());
+    save_checkpoint(out, model, *tok, opt, sched, st);
+    rotate_checkpoints(out, o.save_total_limit);
+    meter.resume(now_s());
+  };
+
+  BatchSource source(train_loader, *tok, o.max_seq_length, device, o.dataloader_num_workers > 0);
+  const auto params = opt.tensors();
+  bool stopped_early = false;
+  size_t mem_i = 0;
+  while (st.global_step < total_steps && !stopped_early) {
+    const uint64_t epoch = static_cast<uint64_t>(st.global_step / steps_per_epoch);
+    const size_t first_batch = static_cast<size_t>(st.global_step % steps_per_epoch) * o.gradient_accumulation_steps;
+    const size_t epoch_batches = static_cast<size_t>(steps_per_epoch) * o.gradient_accumulation_steps;
+    if (in_memory.empty()) source.start(epoch, first_batch, epoch_batches - first_batch);
+    do {
+      double wait = 0, step_loss = 0;
+      int64_t samples = 0;
+      for (int a = 0; a < o.gradient_accumulation_steps; ++a) {
+        double w = 0;
+        std::optional<ModelBatch> holder;
+        ModelBatch* mb;
+        if (!in_memory.empty()) {
+          mb = &in_memory[mem_i++ % in_memory.size()];
+        } else {
+          holder = source.next(&w);
+          if (!holder) fail("loader ended the epoch early (internal error)");
+          mb = &*holder;
+        }
+        wait += w;
+        torch::Tensor loss;
+        {
+          Bf16Autocast ac(o.bf16, device);
+          loss = model->forward(mb->pixels, mb->input_ids, mb->attention_mask, true).loss;
+        }
+        (loss / static_cast<double>(o.gradient_accumulation_steps)).backward();
+        step_loss += loss.detach().item<double>() / o.gradient_accumulation_steps;
+        samples += mb->size;
+      }
+      last_grad_norm = clip_grad_norm(params, o.max_grad_norm);
+      opt.step(o.learning_rate * sched.lr_factor(st.global_step));
+      opt.zero_grad();
+      ++st.global_step;
+      st.epoch = static_cast<uint64_t>(st.global_step / steps_per_epoch);
+      st.batch_in_epoch = static_cast<size_t>(st.global_step % steps_per_epoch) * o.gradient_accumulation_steps;
+      st.loss_sum += step_loss;
+      ++st.loss_steps;
+      if (std::isnan(first_loss)) first_loss = step_loss;
+      window_loss_sum += step_loss;
+      ++window_steps;
+      meter.step(now_s(), samples * o.world_size, wait, step_loss);
+      if (st.global_step % o.logging_steps == 0 || st.global_step == total_steps) flush_window();
+      if (tty)
+        bar.update(st.global_step, now_s() - t_start,
+                   str("loss ", fmt("%.3f", step_loss), " ", fmt("%.3e", o.learning_rate * sched.lr_factor(st.global_step))));
+      if (o.eval_steps > 0 && st.global_step % o.eval_steps == 0) run_eval();
+      if (o.save_steps > 0 && st.global_step % o.save_steps == 0) save();
+      if (o.stop_after_step > 0 && st.global_step == o.stop_after_step) stopped_early = true;
+    } while (!stopped_early && st.global_step < total_steps && st.global_step % steps_per_epoch != 0);
+  }
+  source.stop();
+  if (talk) bar.finish();
+
+  TrainSummary sum;
+  sum.output_dir = o.output_dir;
+  sum.global_step = st.global_step;
+  if (stopped_early) return sum;  // as if killed: no final outputs
+  flush_window();
+  const RunStats rs = meter.finish(now_s());
+  if (o.eval_at_end && (!evaluated || o.eval_steps <= 0 || st.global_step % o.eval_steps != 0)) run_eval();
+
+  sum.train_samples_per_second = rs.train_samples_per_second;
+  sum.train_runtime = rs.train_runtime;
+  sum.train_samples = rs.train_samples;
+  sum.train_loss = st.loss_steps ? st.loss_sum / static_cast<double>(st.loss_steps) : 0;
+  sum.final_loss = st.last_window_loss;
+  sum.first_loss = first_loss;
+  sum.data_wait_percent = rs.data_wait_percent;
+  if (evaluated) sum.eval_loss = last_eval.loss;
+  if (!main_rank) return sum;
+
+  if (o.save_final_model) {
+    model->save_pretrained(out.string());
+    tok->save(out.string());
+  }
+  fs::path plot = out / "training_plot.png";
+  if (o.write_plot) {
+    auto recs = read_window_records(out / "metrics.jsonl");
+    Series loss{"loss", {}, {}}, sps{"samples/s", {}, {}};
+    for (const auto& r : recs) {
+      loss.x.push_back(static_cast<double>(r.step)), loss.y.push_back(r.loss);
+      sps.x.push_back(static_cast<double>(r.step)), sps.y.push_back(r.samples_per_s);
+    }
+    write_line_panels_png(plot, str("bridgetune train: ", o.model_name_or_path.empty() ? o.model_preset : o.model_name_or_path),
+                          "step", {{"training loss", "loss", {loss}}, {"throughput", "samples/s", {sps}}});
+  }
+  nlohmann::json results = {{"train_samples_per_second", sum.train_samples_per_second},
+                            {"train_runtime", sum.train_runtime},
+                            {"train_samples", sum.train_samples},
+                            {"train_loss", sum.train_loss},
+                            {"final_loss", sum.final_loss},
+                            {"data_wait_percent", sum.data_wait_percent},
+                            {"world_size", o.world_size},
+                            {"global_step", st.global_step},
+                            {"throughput_warmup_steps", o.throughput_warmup_steps},
+                            {"measured_steps", rs.measured_steps},
+                            {"per_device_train_batch_size", B},
+                            {"dataloader_num_workers", o.dataloader_num_workers},
+                            {"device", device.str()},
+                            {"bf16", o.bf16}};
+  if (evaluated) {
+    results["eval_loss"] = last_eval.loss;
+    results["eval_i2t_r1"] = last_eval.recall.i2t_r1, results["eval_i2t_r5"] = last_eval.recall.i2t_r5;
+    results["eval_i2t_r10"] = last_eval.recall.i2t_r10, results["eval_t2i_r1"] = last_eval.recall.t2i_r1;
+    results["eval_t2i_r5"] = last_eval.recall.t2i_r5, results["eval_t2i_r10"] = last_eval.recall.t2i_r10;
+  }
+  write_json_atomic(out / "train_results.json", results);  // last: marks the run finished
+  if (talk) {
+    std::printf("\n***** train results *****\n");
+    for (auto& [k, v] : results.items()) std::printf("  %-28s = %s\n", k.c_str(), v.dump().c_str());
+    std::printf("\noutputs in %s:\n", out.c_str());
+    std::printf("  %-20s %s\n", "results", (out / "train_results.json").c_str());
+    std::printf("  %-20s %s\n", "per-window metrics", (out / "metrics.jsonl").c_str());
+    if (o.write_plot) std::printf("  %-20s %s\n", "plot", plot.c_str());
+    if (o.save_final_model) std::printf("  %-20s %s (config.json, model.safetensors, tokenizer)\n", "final model", out.c_str());
+    auto cks = list_checkpoints(out);
+    if (!cks.empty()) std::printf("  %-20s %s\n", "latest checkpoint", cks.back().path.c_str());
+    std::fflush(stdout);
+  }
+  return sum;
+}
+
+}  // namespace bt::train

@@ -1,0 +1,80 @@
+// `bridgetune train` as a library call: contrastive fine-tuning of BridgeTower with the Hugging Face example's
+// knobs. Torch-free header (the loop lives in torch/trainer.cpp) so the CLI and bench code compile fast.
+//
+// Contract:
+//  - Every check that can fail on user input (flags, model dir, dataset size, output dir holding a finished
+//    run) runs before anything is written to output_dir.
+//  - output_dir receives metrics.jsonl, train_results.json, training_plot.png, the final model (config.json,
+//    model.safetensors, tokenizer files) and checkpoint-N/ folders (see checkpoint.h for their layout).
+//  - With resume_from_checkpoint, the run continues at the saved step with the same data order, optimizer,
+//    schedule and RNG state: the per-step losses equal those of an uninterrupted run.
+//  - One optimizer step consumes gradient_accumulation_steps batches of per_device_train_batch_size rows on
+//    each of world_size ranks; epochs hold floor(rows per rank / batch) batches (the short tail is dropped:
+//    the contrastive loss wants full batches).
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace bt::train {
+
+struct TrainOptions {
+  // Model and data.
+  std::string model_name_or_path;  // HF checkpoint dir; empty: model_preset (random init)
+  std::string model_preset = "tiny";
+  std::string train_file, validation_file;
+  std::string image_column = "image", caption_column = "caption";
+  std::string output_dir = "runs/train";
+  bool overwrite_output_dir = false;
+  // Optimisation.
+  int per_device_train_batch_size = 16, per_device_eval_batch_size = 16;
+  double learning_rate = 5e-5, weight_decay = 0.0;
+  double adam_beta1 = 0.9, adam_beta2 = 0.999, adam_epsilon = 1e-8;
+  int64_t warmup_steps = 0;
+  double warmup_ratio = 0.0;
+  std::string lr_scheduler_type = "linear";
+  double num_train_epochs = 3;
+  int64_t max_steps = -1;
+  int gradient_accumulation_steps = 1;
+  double max_grad_norm = 1.0;
+  uint64_t seed = 42;
+  bool freeze_vision_model = false, freeze_text_model = false, freeze_text_pooler = true;
+  int max_seq_length = 128;
+  // Data pipeline.
+  int dataloader_num_workers = 2;
+  int prefetch_batches = 4;
+  int image_size = 0;  // 0: the model config's vision image_size
+  bool dedupe_images_in_batch = true;
+  bool use_media_pipeline = false;
+  std::string train_transform = "eval";  // eval (the reference example: resize + center crop) | train (random)
+  std::string on_bad_sample = "error";
+  int decoded_cache_mb = 512;
+  bool jpeg_dct_scaling = true;
+  int in_memory_batches = 0;  // > 0: load this many batches once and cycle them (bench's upper bound)
+  // Runtime.
+  std::string device = "cpu";
+  bool bf16 = false;
+  int torch_threads = 0;  // 0: all cores
+  // Logging, eval, checkpoints.
+  int64_t logging_steps = 10, eval_steps = 0, save_steps = 0, save_total_limit = 0;
+  bool eval_at_end = true;
+  std::string resume_from_checkpoint;  // "", "latest" or a checkpoint dir
+  int64_t throughput_warmup_steps = 3;
+  bool save_final_model = true;
+  bool write_plot = true;
+  bool quiet = false;             // no console output (bench)
+  int64_t stop_after_step = -1;   // test hook: stop right after step N (after its checkpoint) as if killed
+  // Distributed (filled from RANK / WORLD_SIZE by the CLI).
+  int rank = 0, world_size = 1;
+};
+
+struct TrainSummary {
+  double train_samples_per_second = 0, train_runtime = 0, train_loss = 0, final_loss = 0;
+  double data_wait_percent = 0, first_loss = 0;
+  int64_t train_samples = 0, global_step = 0;
+  double eval_loss = -1;  // < 0: no eval ran
+  std::string output_dir;
+};
+
+TrainSummary run_train(const TrainOptions& options);
+
+}  // namespace bt::train

@@ -1,0 +1,83 @@
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "common/error.h"
+#include "model/bridgetower.h"
+#include "train/torch/optim.h"
+
+using namespace bt::train;
+
+TEST(AdamW, MatchesTorchAdamWExactly) {
+  torch::manual_seed(0);
+  auto w0 = torch::randn({5, 4}), b0 = torch::randn({4});
+  auto w1 = w0.clone().requires_grad_(true), b1 = b0.clone().requires_grad_(true);
+  auto w2 = w0.clone().requires_grad_(true), b2 = b0.clone().requires_grad_(true);
+  const double lr = 1e-2, wd = 0.1;
+  AdamW mine({{"w", w1, true}, {"b", b1, false}}, {lr, 0.9, 0.999, 1e-8, wd});
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(std::vector<torch::Tensor>{w2}, std::make_unique<torch::optim::AdamWOptions>(
+                                                         torch::optim::AdamWOptions(lr).weight_decay(wd)));
+  groups.emplace_back(std::vector<torch::Tensor>{b2}, std::make_unique<torch::optim::AdamWOptions>(
+                                                         torch::optim::AdamWOptions(lr).weight_decay(0.0)));
+  torch::optim::AdamW ref(groups, torch::optim::AdamWOptions(lr));
+  auto x = torch::randn({3, 5});
+  for (int s = 0; s < 5; ++s) {
+    for (auto [w, b] : {std::pair{w1, b1}, std::pair{w2, b2}}) (torch::matmul(x, w) + b).pow(2).sum().backward();
+    mine.step(lr);
+    ref.step();
+    mine.zero_grad();
+    ref.zero_grad();
+  }
+  EXPECT_TRUE(torch::equal(w1, w2));
+  EXPECT_TRUE(torch::equal(b1, b2));
+  EXPECT_FALSE(torch::equal(w1, w0));
+}
+
+TEST(AdamW, StateRoundTripsByName) {
+  auto w = torch::ones({3}).requires_grad_(true);
+  AdamW a({{"layer.weight", w, true}}, {});
+  w.sum().backward();
+  a.step(1e-3);
+  auto st = a.state_tensors();
+  ASSERT_EQ(st.size(), 3u);
+  std::map<std::string, torch::Tensor> m(st.begin(), st.end());
+  auto w2 = torch::ones({3}).requires_grad_(true);
+  AdamW b({{"layer.weight", w2, true}}, {});
+  b.load_state(m, "test");
+  auto st2 = b.state_tensors();
+  EXPECT_TRUE(torch::equal(st2[0].second, st[0].second));
+  EXPECT_EQ(st2[2].second.item<int64_t>(), 1);
+  m["exp_avg/layer.weight"] = torch::zeros({4});
+  EXPECT_THROW(b.load_state(m, "test"), bt::Error);
+}
+
+TEST(AdamW, ParamGroupsSkipDecayOnBiasAndLayerNorm) {
+  bt::model::BridgeTowerForContrastiveLearning m(bt::model::preset("tiny"));
+  AdamW a = make_adamw(*m, {});
+  int decay = 0, no_decay = 0;
+  for (const auto& p : a.params()) {
+    const bool bias = p.name.size() >= 5 && p.name.rfind(".bias") == p.name.size() - 5;
+    const bool ln = p.name.find("LayerNorm") != std::string::npos || p.name.find("layernorm") != std::string::npos ||
+                    p.name.find("ln_") != std::string::npos || p.name.find(".norm") != std::string::npos;
+    if (bias) EXPECT_FALSE(p.decay) << p.name;
+    if (ln && p.name.find("weight") != std::string::npos) EXPECT_FALSE(p.decay) << p.name;
+    (p.decay ? decay : no_decay)++;
+  }
+  EXPECT_GT(decay, 10);
+  EXPECT_GT(no_decay, 10);
+}
+
+TEST(ClipGradNorm, MatchesTorch) {
+  auto a = torch::randn({4, 4}).requires_grad_(true), b = torch::randn({4}).requires_grad_(true);
+  auto a2 = a.detach().clone().requires_grad_(true), b2 = b.detach().clone().requires_grad_(true);
+  (a * 3).sum().backward();
+  (b * 4).sum().backward();
+  (a2 * 3).sum().backward();
+  (b2 * 4).sum().backward();
+  const double mine = clip_grad_norm({a, b}, 1.0);
+  const double ref = torch::nn::utils::clip_grad_norm_(std::vector<torch::Tensor>{a2, b2}, 1.0);
+  EXPECT_NEAR(mine, ref, 1e-5);
+  EXPECT_NEAR(mine, std::sqrt(16 * 9.0 + 4 * 16.0), 1e-4);
+  EXPECT_TRUE(torch::allclose(a.grad(), a2.grad()));
+  EXPECT_NEAR(torch::cat({a.grad().flatten(), b.grad()}).norm().item<double>(), 1.0, 1e-4);
+}

@@ -1,0 +1,194 @@
+// End-to-end tests of `bridgetune train`: they run the built executable on tiny generated data.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "data/synth.h"
+#include "train/run_log.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string err;
+};
+
+// Starts the executable with `args`, stdout+stderr into a file; returns the pid.
+pid_t spawn(const std::vector<std::string>& args, const fs::path& log) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    FILE* f = std::fopen(log.c_str(), "w");
+    dup2(fileno(f), 1);
+    dup2(fileno(f), 2);
+    std::vector<char*> argv;
+    std::string exe = BT_BRIDGETUNE_EXE;
+    argv.push_back(exe.data());
+    for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    setenv("OPENBLAS_NUM_THREADS", "1", 1);
+    unsetenv("WORLD_SIZE");
+    unsetenv("RANK");
+    execv(exe.c_str(), argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+Result run(const std::vector<std::string>& args, const fs::path& log) {
+  pid_t pid = spawn(args, log);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), slurp(log)};
+}
+
+class TrainCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    root_ = fs::temp_directory_path() / ("bt_train_cli_" + std::to_string(getpid()));
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+    bt::data::SynthOptions so;
+    so.n = 48;
+    so.images = 16;
+    so.seed = 3;
+    so.min_width = 96, so.max_width = 128;
+    so.threads = 2;
+    bt::data::write_synth((root_ / "data").string(), so);
+    so.n = 5;
+    bt::data::write_synth((root_ / "small").string(), so);
+  }
+  static void TearDownTestSuite() { fs::remove_all(root_); }
+
+  // A fast, fully deterministic configuration: tiny preset at 32 px, one torch thread.
+  std::vector<std::string> base(const fs::path& out) {
+    return {"train", "--train_file", (root_ / "data").string(), "--output_dir", out.string(), "--image_size", "32",
+            "--per_device_train_batch_size", "8", "--max_steps", "6", "--logging_steps", "1", "--learning_rate",
+            "1e-3", "--torch_threads", "1", "--dataloader_num_workers", "2", "--throughput_warmup_steps", "1"};
+  }
+  static std::vector<double> losses(const fs::path& out) {
+    std::vector<double> l;
+    for (const auto& r : bt::train::read_window_records(out / "metrics.jsonl")) l.push_back(r.loss);
+    return l;
+  }
+  static std::vector<std::string> with(std::vector<std::string> a, std::initializer_list<std::string> more) {
+    a.insert(a.end(), more);
+    return a;
+  }
+  static inline fs::path root_;
+};
+
+TEST_F(TrainCli, UnknownFlagIsAnError) {
+  auto r = run({"train", "--no_such_flag", "1"}, root_ / "unknown.log");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("no_such_flag"), std::string::npos) << r.err;
+}
+
+TEST_F(TrainCli, MissingModelDirFailsBeforeWriting) {
+  const fs::path out = root_ / "out_badmodel";
+  auto r = run(with(base(out), {"--model_name_or_path", (root_ / "nope").string()}), root_ / "badmodel.log");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("error: --model_name_or_path"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST_F(TrainCli, DatasetSmallerThanOneBatchFailsBeforeWriting) {
+  const fs::path out = root_ / "out_small";
+  auto args = base(out);
+  args[2] = (root_ / "small").string();
+  auto r = run(args, root_ / "small.log");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("fewer than one step"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST_F(TrainCli, FinishedRunNeedsOverwriteAndResumeReproducesLosses) {
+  const fs::path full = root_ / "full";
+  auto r = run(with(base(full), {"--save_steps", "3"}), root_ / "full.log");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* f : {"train_results.json", "metrics.jsonl", "training_plot.png", "config.json", "model.safetensors",
+                        "vocab.json", "checkpoint-3/optimizer.safetensors", "checkpoint-6/trainer_state.json"})
+    EXPECT_TRUE(fs::exists(full / f)) << f;
+  auto res = bt::train::read_json_file(full / "train_results.json");
+  for (const char* k : {"train_samples_per_second", "train_runtime", "train_samples", "train_loss", "final_loss",
+                        "data_wait_percent", "world_size"})
+    EXPECT_TRUE(res.contains(k)) << k;
+  EXPECT_EQ(res["train_samples"].get<int64_t>(), 48);
+  const auto ref = losses(full);
+  ASSERT_EQ(ref.size(), 6u);
+
+  // A second run into the finished output dir: one clear error, the old results untouched.
+  const std::string before = slurp(full / "train_results.json");
+  r = run(base(full), root_ / "again.log");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("holds a finished run"), std::string::npos) << r.err;
+  EXPECT_EQ(slurp(full / "train_results.json"), before);
+
+  // Interrupted after step 3 (its checkpoint written), then resumed: identical per-step losses.
+  const fs::path part = root_ / "part";
+  r = run(with(base(part), {"--save_steps", "3", "--stop_after_step", "3"}), root_ / "part.log");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_FALSE(fs::exists(part / "train_results.json"));
+  r = run(with(base(part), {"--save_steps", "3", "--resume_from_checkpoint"}), root_ / "resume.log");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto got = losses(part);
+  ASSERT_EQ(got.size(), ref.size());
+  for (size_t i = 0; i < ref.size(); ++i) EXPECT_DOUBLE_EQ(got[i], ref[i]) << "step " << i + 1;
+  EXPECT_DOUBLE_EQ(bt::train::read_json_file(part / "train_results.json")["train_loss"].get<double>(),
+                   res["train_loss"].get<double>());
+}
+
+TEST_F(TrainCli, SigkillMidRunThenResumeLatest) {
+  const fs::path ref_out = root_ / "kill_ref", out = root_ / "kill";
+  auto args = with(base(ref_out), {"--save_steps", "2", "--max_steps", "8"});
+  ASSERT_EQ(run(args, root_ / "kill_ref.log").code, 0);
+  const auto ref = losses(ref_out);
+  args = with(base(out), {"--save_steps", "2", "--max_steps", "8"});
+  pid_t pid = spawn(args, root_ / "kill.log");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(300);
+  while (!fs::exists(out / "checkpoint-4") && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(fs::exists(out / "checkpoint-4"));
+  if (WIFSIGNALED(status)) EXPECT_FALSE(fs::exists(out / "train_results.json"));
+  auto r = run(with(args, {"--resume_from_checkpoint", "latest"}), root_ / "kill_resume.log");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto got = losses(out);
+  ASSERT_EQ(got.size(), ref.size());
+  for (size_t i = 0; i < ref.size(); ++i) EXPECT_DOUBLE_EQ(got[i], ref[i]) << "step " << i + 1;
+  for (const auto& e : fs::directory_iterator(out))
+    EXPECT_NE(e.path().filename().string().rfind(".tmp-", 0), 0u) << e.path();
+}
+
+TEST_F(TrainCli, DemoLossFalls) {
+  const fs::path out = root_ / "demo";
+  auto r = run({"train", "--output_dir", out.string(), "--max_steps", "40", "--torch_threads", "1", "--eval_steps", "0",
+                "--save_steps", "0"},
+               root_ / "demo.log");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("train_results.json"), std::string::npos) << r.err;  // prints where its outputs are
+  const auto l = losses(out);
+  ASSERT_GE(l.size(), 4u);
+  EXPECT_LT(l.back(), l.front() - 0.2) << "first window " << l.front() << ", last " << l.back();
+  auto res = bt::train::read_json_file(out / "train_results.json");
+  EXPECT_TRUE(res.contains("eval_t2i_r1"));
+}
+
+}  // namespace
