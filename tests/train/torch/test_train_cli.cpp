@@ -76,9 +76,9 @@ class TrainCli : public ::testing::Test {
   static void TearDownTestSuite() { fs::remove_all(root_); }
 
   // A fast, fully deterministic configuration: tiny preset at 32 px, one torch thread.
-  std::vector<std::string> base(const fs::path& out) {
+  std::vector<std::string> base(const fs::path& out, int steps = 6) {
     return {"train", "--train_file", (root_ / "data").string(), "--output_dir", out.string(), "--image_size", "32",
-            "--per_device_train_batch_size", "8", "--max_steps", "6", "--logging_steps", "1", "--learning_rate",
+            "--per_device_train_batch_size", "8", "--max_steps", std::to_string(steps), "--logging_steps", "1", "--learning_rate",
             "1e-3", "--torch_threads", "1", "--dataloader_num_workers", "2", "--throughput_warmup_steps", "1"};
   }
   static std::vector<double> losses(const fs::path& out) {
@@ -155,10 +155,10 @@ TEST_F(TrainCli, FinishedRunNeedsOverwriteAndResumeReproducesLosses) {
 
 TEST_F(TrainCli, SigkillMidRunThenResumeLatest) {
   const fs::path ref_out = root_ / "kill_ref", out = root_ / "kill";
-  auto args = with(base(ref_out), {"--save_steps", "2", "--max_steps", "8"});
+  auto args = with(base(ref_out, 8), {"--save_steps", "2"});
   ASSERT_EQ(run(args, root_ / "kill_ref.log").code, 0);
   const auto ref = losses(ref_out);
-  args = with(base(out), {"--save_steps", "2", "--max_steps", "8"});
+  args = with(base(out, 8), {"--save_steps", "2"});
   pid_t pid = spawn(args, root_ / "kill.log");
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(300);
   while (!fs::exists(out / "checkpoint-4") && std::chrono::steady_clock::now() < deadline)
@@ -179,14 +179,14 @@ TEST_F(TrainCli, SigkillMidRunThenResumeLatest) {
 
 TEST_F(TrainCli, DemoLossFalls) {
   const fs::path out = root_ / "demo";
-  auto r = run({"train", "--output_dir", out.string(), "--max_steps", "40", "--torch_threads", "1", "--eval_steps", "0",
+  auto r = run({"train", "--output_dir", out.string(), "--max_steps", "96", "--torch_threads", "1", "--eval_steps", "0",
                 "--save_steps", "0"},
                root_ / "demo.log");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("train_results.json"), std::string::npos) << r.err;  // prints where its outputs are
   const auto l = losses(out);
   ASSERT_GE(l.size(), 4u);
-  EXPECT_LT(l.back(), l.front() - 0.2) << "first window " << l.front() << ", last " << l.back();
+  EXPECT_LT(l.back(), l.front() - 0.3) << "first window " << l.front() << ", last " << l.back();
   auto res = bt::train::read_json_file(out / "train_results.json");
   EXPECT_TRUE(res.contains("eval_t2i_r1"));
 }
