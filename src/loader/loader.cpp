@@ -148,6 +148,7 @@ void Loader::start_epoch(uint64_t epoch, size_t start_sample) {
       *s = Slot{};
     }
     epoch_ = epoch;
+    row_offset_ = next_row_offset_;
     rows_ = std::move(rows);
     start_ = start_sample;
     num_batches_ = (rows_.size() - start_ + B - 1) / B;
@@ -224,7 +225,7 @@ bool Loader::try_sample(Worker& w, size_t row, uint8_t* u8, float* f32, BatchTim
   t.read_s += since(t0);
   try {
     media::TransformTiming tt;
-    w.tf->to_u8(w.bytes, opt_.transform, sample_seed(opt_.sampler.seed, epoch_, row), u8, &tt);
+    w.tf->to_u8(w.bytes, opt_.transform, sample_seed(opt_.sampler.seed, epoch_, row + row_offset_), u8, &tt);
     t.decode_s += tt.decode_s;
     t.transform_s += tt.transform_s;
   } catch (const Error& e) {

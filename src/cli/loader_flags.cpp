@@ -1,0 +1,68 @@
+#include "cli/loader_flags.h"
+
+#include "common/error.h"
+
+namespace bt::cli {
+
+bool parse_on_off(const std::string& v, const std::string& flag) {
+  if (v == "on" || v == "true" || v == "1") return true;
+  if (v == "off" || v == "false" || v == "0") return false;
+  fail(flag, ": expected on or off, got '", v, "'");
+}
+
+void add_loader_flags(CLI::App& app, loader::LoaderOptions& o, bool with_workers) {
+  using loader::OnBadSample;
+  if (with_workers)
+    app.add_option("--dataloader_num_workers", o.num_workers,
+                   "loader worker threads (0 = load in the training thread)")
+        ->capture_default_str();
+  app.add_option("--prefetch_batches", o.prefetch_batches, "batches prepared ahead of the consumer")
+      ->capture_default_str();
+  app.add_option("--image_size", o.transform.image_size, "square crop size in pixels (288 base, 294 large)")
+      ->capture_default_str();
+  app.add_option_function<std::string>(
+         "--jpeg_dct_scaling",
+         [&o](const std::string& v) { o.transform.dct_scaling = parse_on_off(v, "--jpeg_dct_scaling"); },
+         "decode JPEGs at a reduced DCT scale when the result stays >= image_size: on|off")
+      ->default_str(o.transform.dct_scaling ? "on" : "off");
+  app.add_option("--max_image_pixels", o.transform.max_image_pixels,
+                 "refuse larger images as decompression bombs (Pillow's default)")
+      ->capture_default_str();
+  app.add_option_function<std::string>(
+         "--on_bad_sample",
+         [&o](const std::string& v) {
+           if (v == "error") o.on_bad_sample = OnBadSample::kError;
+           else if (v == "skip") o.on_bad_sample = OnBadSample::kSkip;
+           else fail("--on_bad_sample: expected error or skip, got '", v, "'");
+         },
+         "a corrupt/unreadable sample stops the run (error) or is replaced and counted (skip)")
+      ->default_str(o.on_bad_sample == OnBadSample::kSkip ? "skip" : "error");
+  app.add_option("--decoded_cache_mb", o.decoded_cache_mb,
+                 "LRU cache of transformed crops of repeated images, MB (0 = off; never used for random "
+                 "train transforms)")
+      ->capture_default_str();
+  app.add_option("--image_column", o.image_column, "captions-file column holding the image path")
+      ->capture_default_str();
+  app.add_option("--caption_column", o.caption_column, "captions-file column holding the caption")
+      ->capture_default_str();
+  app.add_option("--seed", o.sampler.seed, "shuffle and augmentation seed")->capture_default_str();
+  app.add_option_function<std::string>(
+         "--dedupe_images_in_batch",
+         [&o](const std::string& v) {
+           o.sampler.dedupe_images_in_batch = parse_on_off(v, "--dedupe_images_in_batch");
+         },
+         "reorder each epoch so a batch never holds one image twice where avoidable: on|off")
+      ->default_str(o.sampler.dedupe_images_in_batch ? "on" : "off");
+  app.add_option_function<std::string>(
+         "--loader_output",
+         [&o](const std::string& v) {
+           if (v == "f32") o.output_float = true, o.output_u8 = false;
+           else if (v == "u8") o.output_float = false, o.output_u8 = true;
+           else if (v == "both") o.output_float = o.output_u8 = true;
+           else fail("--loader_output: expected f32, u8 or both, got '", v, "'");
+         },
+         "batch pixels as normalised float NCHW (f32), uint8 NHWC for device-side normalisation (u8), or both")
+      ->default_str(o.output_u8 ? (o.output_float ? "both" : "u8") : "f32");
+}
+
+}  // namespace bt::cli
