@@ -53,7 +53,7 @@ struct TrainOptions {
   // Runtime.
   std::string device = "cpu";
   bool bf16 = false;
-  int torch_threads = 0;  // 0: all cores
+  int torch_threads = 0;  // 0: on CPU the cores the loader workers leave free (at least 1)
   // Logging, eval, checkpoints.
   int64_t logging_steps = 10, eval_steps = 0, save_steps = 0, save_total_limit = 0;
   bool eval_at_end = true;

@@ -62,7 +62,7 @@ void setup(CLI::App& app) {
   app.add_option("--jpeg_dct_scaling", o->jpeg_dct_scaling, "true|false")->capture_default_str();
   app.add_option("--device", o->device, "cpu|cuda")->capture_default_str();
   app.add_flag("--bf16", o->bf16, "bf16 autocast (CUDA; CPU where libtorch supports it)");
-  app.add_option("--torch_threads", o->torch_threads, "Intra-op threads (0: all cores)")->capture_default_str();
+  app.add_option("--torch_threads", o->torch_threads, "Intra-op threads (0: cores left by the loader workers, at least 1)")->capture_default_str();
   auto ls = app.add_option("--logging_steps", o->logging_steps)->capture_default_str();
   auto es = app.add_option("--eval_steps", o->eval_steps, "0: eval only at the end")->capture_default_str();
   auto ss = app.add_option("--save_steps", o->save_steps, "Checkpoint every N steps (0: none)")->capture_default_str();

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <filesystem>
 #include <memory>
+#include <optional>
+#include <thread>
 
 #include "common/error.h"
 #include "data/captions_dataset.h"
@@ -175,7 +177,12 @@ TrainSummary run_train(const TrainOptions& o) {
     if (!fs::exists(fs::path(o.model_name_or_path) / "config.json"))
       fail("--model_name_or_path ", o.model_name_or_path, ": no config.json in it");
   }
-  model::configure_torch_threads(o.torch_threads);
+  // Default intra-op threads on CPU: the cores the loader workers leave free. Oversubscribing (torch's OpenMP
+  // pool spinning against the workers) made tiny-model steps ~9x slower on 2 cores.
+  int torch_threads = o.torch_threads;
+  if (torch_threads <= 0 && device.is_cpu())
+    torch_threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) - o.dataloader_num_workers);
+  model::configure_torch_threads(torch_threads);
   torch::manual_seed(o.seed);
 
   // Data (the embedded demo writes its generated data: only after every check above).
@@ -278,7 +285,7 @@ TrainSummary run_train(const TrainOptions& o) {
   say(str("training ", cfg.text.hidden_size, "-wide BridgeTower (", model->count_parameters(true),
           " trainable parameters) on ", train_ds->size(), " rows: ", total_steps, " steps of ",
           B * o.gradient_accumulation_steps * o.world_size, " samples, ", o.dataloader_num_workers,
-          " loader workers, device ", device.str()));
+          " loader workers, device ", device.str(), device.is_cpu() ? str(" (", torch_threads, " torch threads)") : ""));
 
   // The in-memory upper bound (bench): batches made once, reused; the step loop never waits.
   std::vector<ModelBatch> in_memory;
