@@ -50,9 +50,13 @@ std::string BenchReport::verdict() const {
     if (!r.in_memory && (!best || r.samples_per_s > best->samples_per_s)) best = &r;
   if (!best) return "no loader configuration was measured";
   const std::string ub = upper_bound() ? str(", ", f1(100.0 * fraction_of_bound(*best)), " % of the in-memory upper bound") : "";
-  if (data_bound(*best))
+  if (best->data_wait_percent > kDataBoundWaitPercent)
     return str("data-bound: model waited ", f1(best->data_wait_percent), " % of the time (best loader configuration: ",
                best->label, ub, ")");
+  if (data_bound(*best))  // hardly any wait, yet slower than the bound: the workers take the model's cores
+    return str("data-bound (CPU contention): model waited ", f1(best->data_wait_percent),
+               " % of the time but the loader's workers slow the steps down (best loader configuration: ", best->label,
+               ub, ")");
   return str("compute-bound: model waited ", f1(best->data_wait_percent), " % of the time (", best->label, ub, ")");
 }
 

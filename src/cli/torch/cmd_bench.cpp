@@ -2,7 +2,9 @@
 // steps once per loader configuration (--workers x media pipeline off/on, on only with a GPU) and once on
 // batches made up front and kept in memory (the model's upper bound), then prints a markdown table, writes JSON
 // and a PNG bar chart, and names the bottleneck. Warm-up steps are excluded from samples/s as in training.
+#include <algorithm>
 #include <cstdio>
+#include <thread>
 #include <filesystem>
 #include <sstream>
 
@@ -21,7 +23,7 @@ namespace fs = std::filesystem;
 struct BenchArgs {
   std::string data, out_dir = "runs/bench", workers = "0,1,2", preset = "tiny", device = "cpu";
   int batch = 16, steps = 30, warmup = 5, image_size = 0, synth_n = 512, synth_max_width = 800;
-  int decoded_cache_mb = 0, torch_threads = 0;
+  int decoded_cache_mb = 0, torch_threads = 0, repeats = 3;
   bool bf16 = false, media_pipeline_on = false;
 };
 
@@ -60,6 +62,12 @@ void run(const BenchArgs& a) {
       data::write_synth(data, so);
     }
   }
+  // One intra-op thread count for every row, or the rows would differ in compute too: by default the cores
+  // the largest worker count leaves free (as `train` picks for that count).
+  int threads = a.torch_threads;
+  if (threads <= 0 && a.device == "cpu")
+    threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) -
+                              *std::max_element(workers.begin(), workers.end()));
   train::TrainOptions base;
   base.model_preset = a.preset;
   base.train_file = data;
@@ -69,7 +77,7 @@ void run(const BenchArgs& a) {
   base.image_size = a.image_size;
   base.device = a.device;
   base.bf16 = a.bf16;
-  base.torch_threads = a.torch_threads;
+  base.torch_threads = threads;
   base.decoded_cache_mb = a.decoded_cache_mb;
   base.logging_steps = a.steps;
   base.learning_rate = 1e-4;
@@ -81,17 +89,10 @@ void run(const BenchArgs& a) {
 
   train::BenchReport rep;
   rep.title = str("bridgetune bench: ", a.preset, " preset, batch ", a.batch, ", ", a.steps, " steps (", a.warmup,
-                  " warm-up), ", a.device, a.bf16 ? " bf16" : "");
-  auto measure = [&](train::BenchRow row, train::TrainOptions o) {
-    o.output_dir = (out / "runs" / (row.in_memory ? std::string("in_memory") : str("w", row.workers, row.media_pipeline ? "_gpu" : ""))).string();
-    std::printf("running %-24s ... ", row.label.c_str());
-    std::fflush(stdout);
-    auto s = train::run_train(o);
-    row.samples_per_s = s.train_samples_per_second;
-    row.data_wait_percent = s.data_wait_percent;
-    std::printf("%.1f samples/s, data wait %.1f %%\n", row.samples_per_s, row.data_wait_percent);
-    rep.rows.push_back(row);
-  };
+                  " warm-up), ", a.device, a.bf16 ? " bf16" : "",
+                  a.device == "cpu" ? str(", ", threads, " torch threads") : "");
+  // Every configuration once per repetition, interleaved (machine noise hits all alike); medians reported.
+  std::vector<std::pair<train::BenchRow, train::TrainOptions>> configs;
   const bool gpu = a.device != "cpu";
   for (bool media : {false, true}) {
     if (media && !(gpu && a.media_pipeline_on)) continue;
@@ -99,14 +100,34 @@ void run(const BenchArgs& a) {
       train::TrainOptions o = base;
       o.dataloader_num_workers = w;
       o.use_media_pipeline = media;
-      measure({str("workers ", w, media ? " + GPU media" : ""), w, media, false}, o);
+      configs.push_back({{str("workers ", w, media ? " + GPU media" : ""), w, media, false}, o});
     }
   }
-  train::TrainOptions o = base;
-  o.dataloader_num_workers = 0;
-  o.in_memory_batches = 8;
-  measure({"in-memory batches", 0, false, true}, o);
-
+  {
+    train::TrainOptions o = base;
+    o.dataloader_num_workers = 0;
+    o.in_memory_batches = 8;
+    configs.push_back({{"in-memory batches", 0, false, true}, o});
+  }
+  std::vector<std::vector<std::pair<double, double>>> samples(configs.size());
+  for (int rep_i = 0; rep_i < a.repeats; ++rep_i)
+    for (size_t c = 0; c < configs.size(); ++c) {
+      auto [row, o] = configs[c];
+      o.output_dir = (out / "runs" / (row.in_memory ? std::string("in_memory") : str("w", row.workers, row.media_pipeline ? "_gpu" : ""))).string();
+      std::printf("[%d/%d] %-24s ... ", rep_i + 1, a.repeats, row.label.c_str());
+      std::fflush(stdout);
+      auto s = train::run_train(o);
+      std::printf("%.1f samples/s, data wait %.1f %%\n", s.train_samples_per_second, s.data_wait_percent);
+      samples[c].push_back({s.train_samples_per_second, s.data_wait_percent});
+    }
+  for (size_t c = 0; c < configs.size(); ++c) {
+    auto v = samples[c];
+    std::sort(v.begin(), v.end());
+    train::BenchRow row = configs[c].first;
+    row.samples_per_s = v[v.size() / 2].first;  // the median run (by throughput), with its own data wait
+    row.data_wait_percent = v[v.size() / 2].second;
+    rep.rows.push_back(row);
+  }
   std::printf("\n%s\n%s\n%s\n", rep.title.c_str(), rep.markdown().c_str(), rep.verdict().c_str());
   train::write_json_atomic(out / "bench_results.json", rep.to_json());
   rep.write_png(out / "bench.png");
@@ -127,11 +148,13 @@ void setup(CLI::App& app) {
   app.add_flag("--bf16", a->bf16);
   app.add_flag("--use_media_pipeline", a->media_pipeline_on, "Also measure the GPU media pipeline (GPU only)");
   app.add_option("--decoded_cache_mb", a->decoded_cache_mb, "0: decode every image every time (real JPEG loading)")->capture_default_str();
-  app.add_option("--torch_threads", a->torch_threads)->capture_default_str();
+  app.add_option("--torch_threads", a->torch_threads, "0: the cores the largest worker count leaves free")->capture_default_str();
+  app.add_option("--repeats", a->repeats, "Interleaved repetitions per configuration (median reported)")->capture_default_str();
   app.add_option("--synth_n", a->synth_n, "Rows of generated data")->capture_default_str();
   app.add_option("--synth_max_width", a->synth_max_width, "Widest generated image (px)")->capture_default_str();
   app.callback([a] {
     if (a->batch < 2) fail("--batch must be >= 2");
+    if (a->repeats < 1) fail("--repeats must be >= 1");
     if (a->steps <= a->warmup) fail("--max_steps (", a->steps, ") must exceed --throughput_warmup_steps (", a->warmup, ")");
     run(*a);
   });
