@@ -41,6 +41,11 @@ void draw_axes_box(Canvas& c, int x0, int y0, int x1, int y1) {
   c.line(x0, y0, x0, y1, kBlack);
   c.line(x1, y0, x1, y1, kBlack);
 }
+// Centered; a title too wide for the canvas at the normal size is drawn at half size.
+void draw_title(Canvas& c, const std::string& title, int y) {
+  const int scale = Canvas::text_width(title, 2) <= c.width() - 20 ? 2 : 1;
+  c.text((c.width() - Canvas::text_width(title, scale)) / 2, y, title, kBlack, scale);
+}
 }  // namespace
 
 std::vector<double> nice_ticks(double lo, double hi, int target) {
@@ -72,7 +77,7 @@ void write_line_panels_png(const std::filesystem::path& path, const std::string&
   const int n = std::max<int>(1, static_cast<int>(panels.size()));
   const int height = top + n * panel_height + (n - 1) * gap + bottom;
   Canvas c(width, height, kWhite);
-  c.text((width - Canvas::text_width(title, 2)) / 2, 12, title, kBlack, 2);
+  draw_title(c, title, 12);
 
   Range xr;
   for (const auto& p : panels)
@@ -138,7 +143,7 @@ void write_bar_chart_png(const std::filesystem::path& path, const std::string& t
   Canvas c(width, height, kWhite);
   const int top = 50, left = 100, right = 30, bottom = 70;
   const int x0 = left, x1 = width - right, y0 = top, y1 = height - bottom;
-  c.text((width - Canvas::text_width(title, 2)) / 2, 14, title, kBlack, 2);
+  draw_title(c, title, 14);
   double hi = 0;
   for (const auto& b : bars)
     if (std::isfinite(b.value)) hi = std::max(hi, b.value);
