@@ -147,6 +147,7 @@ void GradientSync::finish() {
   last_wait_s_ = 0;
   if (!group_.distributed()) return;
   State& st = *state_;
+  last_sent_in_backward_ = st.next_launch;
   for (size_t b = st.next_launch; b < st.buckets.size(); ++b) st.fill_missing(st.buckets[b]);
   st.launch_ready();
   const auto t0 = std::chrono::steady_clock::now();

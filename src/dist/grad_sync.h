@@ -48,6 +48,8 @@ class GradientSync {
   size_t bucket_count() const;
   // Statistics for benchmarks: seconds finish() spent waiting for communication in the last step.
   double last_wait_s() const { return last_wait_s_; }
+  // Buckets the last finish() found already sent from backward hooks (== bucket_count() when fully overlapped).
+  size_t last_sent_in_backward() const { return last_sent_in_backward_; }
 
   struct State;
 
@@ -57,6 +59,7 @@ class GradientSync {
   GradSyncOptions options_;
   std::shared_ptr<State> state_;  // shared with the hooks
   double last_wait_s_ = 0;
+  size_t last_sent_in_backward_ = 0;
 };
 
 }  // namespace bt::dist

@@ -79,6 +79,10 @@ TEST_P(ToyJob, TwoRanksEqualTheReference) {
     expect_close(got.losses, ref.losses, 1e-5, "loss trajectory");
     expect_close(got.first_grads, ref.first_grads, 1e-5, "step-1 gradients");
     expect_close(got.final_params, ref.final_params, 1e-5, "final parameters");
+    // Tiny buckets: several of them, and with hooks every one went out during backward (overlap), none after.
+    ASSERT_EQ(got.buckets.size(), 2u);
+    EXPECT_GE(got.buckets[0], 3);
+    EXPECT_EQ(got.buckets[1], c.overlap ? got.buckets[0] : 0);
   }
 }
 

@@ -91,6 +91,7 @@ ToyResult run_toy_rank(Group& group, const ToySpec& spec) {
     sgd(m, kLr);
   }
   res.final_params = flat(m.params, false);
+  res.buckets = {static_cast<double>(sync.bucket_count()), static_cast<double>(sync.last_sent_in_backward())};
   return res;
 }
 
@@ -128,7 +129,7 @@ ToyResult run_toy_reference(const ToySpec& spec, int world) {
 
 void write_result(const std::string& path, const ToyResult& r) {
   std::ofstream f(path, std::ios::binary);
-  for (const auto* v : {&r.losses, &r.first_grads, &r.init_params, &r.final_params}) {
+  for (const auto* v : {&r.losses, &r.first_grads, &r.init_params, &r.final_params, &r.buckets}) {
     const uint64_t n = v->size();
     f.write(reinterpret_cast<const char*>(&n), sizeof(n));
     f.write(reinterpret_cast<const char*>(v->data()), static_cast<std::streamsize>(n * sizeof(double)));
@@ -140,7 +141,7 @@ ToyResult read_result(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw std::runtime_error("cannot read " + path);
   ToyResult r;
-  for (auto* v : {&r.losses, &r.first_grads, &r.init_params, &r.final_params}) {
+  for (auto* v : {&r.losses, &r.first_grads, &r.init_params, &r.final_params, &r.buckets}) {
     uint64_t n = 0;
     f.read(reinterpret_cast<char*>(&n), sizeof(n));
     if (!f || n > (1u << 24)) throw std::runtime_error("truncated result file " + path);

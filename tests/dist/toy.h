@@ -24,6 +24,7 @@ struct ToyResult {
   std::vector<double> losses;      // per step, the mean over ranks of the logged loss
   std::vector<double> first_grads; // every parameter's gradient after step 1's reduction, flattened
   std::vector<double> init_params, final_params;
+  std::vector<double> buckets;  // {bucket_count, buckets sent from backward hooks in the last step}
 };
 
 // One rank of a job (group.world_size() ranks).
