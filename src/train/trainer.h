@@ -21,7 +21,8 @@ struct TrainOptions {
   // Model and data.
   std::string model_name_or_path;  // HF checkpoint dir; empty: model_preset (random init)
   std::string model_preset = "tiny";
-  std::string train_file, validation_file;
+  std::string train_file, validation_file;  // captions file/folder, tar shards, or parquet (auto-detected)
+  std::string train_shards;                 // WebDataset tar shards (pattern); alternative to train_file
   std::string image_column = "image", caption_column = "caption";
   std::string output_dir = "runs/train";
   bool overwrite_output_dir = false;
@@ -63,8 +64,11 @@ struct TrainOptions {
   bool write_plot = true;
   bool quiet = false;             // no console output (bench)
   int64_t stop_after_step = -1;   // test hook: stop right after step N (after its checkpoint) as if killed
-  // Distributed (filled from RANK / WORLD_SIZE by the CLI).
+  double dropout = -1;  // >= 0: overrides the model's hidden/attention dropout (0: deterministic steps)
+  // Distributed (filled from the torchrun environment by the CLI; see dist/env.h). Only rank 0 writes.
   int rank = 0, world_size = 1;
+  double ddp_timeout = 1800;       // seconds for the rendezvous and every collective
+  bool gather_embeddings = false;  // contrastive negatives span the global batch (OpenCLIP's gather-with-grad)
 };
 
 struct TrainSummary {

@@ -5,19 +5,11 @@
 
 #include "cli/command.h"
 #include "common/error.h"
+#include "dist/env.h"
 #include "train/trainer.h"
 
 namespace bt::cli {
 namespace {
-
-int env_int(const char* name, int fallback) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return fallback;
-  char* end = nullptr;
-  const long x = std::strtol(v, &end, 10);
-  if (*end != '\0' || x < 0 || x > 1 << 20) fail("environment variable ", name, "='", v, "' is not a valid count");
-  return static_cast<int>(x);
-}
 
 void setup(CLI::App& app) {
   auto o = std::make_shared<train::TrainOptions>();
@@ -26,7 +18,8 @@ void setup(CLI::App& app) {
                         ->expected(0, 1);
   app.add_option("--model_name_or_path", o->model_name_or_path, "HF checkpoint folder (config.json, model.safetensors, tokenizer files)");
   app.add_option("--model_preset", o->model_preset, "Random-init shapes when no checkpoint: tiny|small|base|large")->capture_default_str();
-  app.add_option("--train_file", o->train_file, "Captions file (JSONL/CSV) or image folder with captions.jsonl; none: built-in demo data");
+  app.add_option("--train_file", o->train_file, "Captions file (JSONL/CSV), image folder with captions.jsonl, HF parquet (file, folder, glob) or tar shards; none: built-in demo data");
+  app.add_option("--train_shards", o->train_shards, "WebDataset tar shards: a .tar, a glob, a brace pattern (shard-{000..009}.tar) or a folder");
   app.add_option("--validation_file", o->validation_file, "Validation split (same forms) for eval loss and recall@K");
   app.add_option("--image_column", o->image_column)->capture_default_str();
   app.add_option("--caption_column", o->caption_column)->capture_default_str();
@@ -61,6 +54,9 @@ void setup(CLI::App& app) {
   app.add_option("--decoded_cache_mb", o->decoded_cache_mb, "Cache of transformed crops of repeated images (0: off)")->capture_default_str();
   app.add_option("--jpeg_dct_scaling", o->jpeg_dct_scaling, "true|false")->capture_default_str();
   app.add_option("--device", o->device, "cpu|cuda")->capture_default_str();
+  app.add_option("--ddp_timeout", o->ddp_timeout, "Multi-process: seconds a rank waits for the others (rendezvous, each collective)")->capture_default_str();
+  app.add_flag("--gather_embeddings", o->gather_embeddings, "Multi-process: contrastive negatives over the global batch (all-gather with gradient)");
+  app.add_option("--dropout", o->dropout, "Override the model's hidden/attention dropout (< 0: the config's)")->capture_default_str();
   app.add_flag("--bf16", o->bf16, "bf16 autocast (CUDA; CPU where libtorch supports it)");
   app.add_option("--torch_threads", o->torch_threads, "Intra-op threads (0: cores left by the loader workers, at least 1)")->capture_default_str();
   auto ls = app.add_option("--logging_steps", o->logging_steps)->capture_default_str();
@@ -72,9 +68,10 @@ void setup(CLI::App& app) {
   app.callback([o, resume_opt, bs, lr, wr, ep, ms, ls, es, ss] {
     train::TrainOptions opts = *o;
     if (resume_opt->count() > 0 && opts.resume_from_checkpoint.empty()) opts.resume_from_checkpoint = "latest";
-    opts.rank = env_int("RANK", 0);
-    opts.world_size = env_int("WORLD_SIZE", 1);
-    if (opts.train_file.empty()) {
+    const dist::DistEnv env = dist::read_env();  // torchrun's RANK / WORLD_SIZE / MASTER_*
+    opts.rank = env.rank;
+    opts.world_size = env.world_size;
+    if (opts.train_file.empty() && opts.train_shards.empty()) {
       if (!opts.validation_file.empty()) fail("--validation_file needs --train_file (the demo makes its own split)");
       // The embedded demo's settings, unless set explicitly: ~200 quick steps with a visibly falling loss.
       if (bs->count() == 0) opts.per_device_train_batch_size = 16;

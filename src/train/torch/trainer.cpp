@@ -13,6 +13,11 @@
 #include "common/error.h"
 #include "data/captions_dataset.h"
 #include "data/synth.h"
+#include "dist/env.h"
+#include "dist/gather.h"
+#include "dist/grad_sync.h"
+#include "dist/process_group.h"
+#include "parquet/parquet_dataset.h"
 #include "loader/loader.h"
 #include "model/bridgetower.h"
 #include "text/tokenizer.h"
@@ -67,9 +72,11 @@ void check_options(const TrainOptions& o) {
     fail("--on_bad_sample must be error or skip (got '", o.on_bad_sample, "')");
   parse_schedule_type(o.lr_scheduler_type);
   if (o.output_dir.empty()) fail("--output_dir must not be empty");
-  if (o.world_size > 1)
-    fail("WORLD_SIZE=", o.world_size, ": multi-process training needs the c10d gradient all-reduce, which this build "
-         "does not have yet; run one process (unset WORLD_SIZE)");
+  if (o.world_size < 1 || o.rank < 0 || o.rank >= o.world_size)
+    fail("RANK=", o.rank, " WORLD_SIZE=", o.world_size, ": need 0 <= RANK < WORLD_SIZE");
+  if (!(o.ddp_timeout > 0)) fail("--ddp_timeout must be > 0 seconds (got ", o.ddp_timeout, ")");
+  if (o.dropout > 1) fail("--dropout must be in [0, 1] (got ", o.dropout, ")");
+  if (!o.train_file.empty() && !o.train_shards.empty()) fail("give --train_file or --train_shards, not both");
 }
 
 torch::Device pick_device(const TrainOptions& o) {
@@ -80,6 +87,30 @@ torch::Device pick_device(const TrainOptions& o) {
     return torch::Device(o.device);
   }
   fail("--device must be cpu or cuda (got '", o.device, "')");
+}
+
+// A resumed run must keep the data order and the global batch: refuse a checkpoint made with other settings.
+void check_resume_settings(const fs::path& dir, const TrainOptions& o) {
+  const TrainerState saved =
+      TrainerState::from_json(read_json_file(dir / "trainer_state.json"), (dir / "trainer_state.json").string());
+  auto same = [&](const char* key, const char* what, const nlohmann::json& now) {
+    if (!saved.settings.contains(key) || saved.settings[key] == now) return;
+    fail("--resume_from_checkpoint ", dir.string(), ": it was made with ", what, " ", saved.settings[key].dump(),
+         ", this run has ", now.dump(), "; resume with the same value (or start a new --output_dir)");
+  };
+  same("per_device_train_batch_size", "--per_device_train_batch_size", o.per_device_train_batch_size);
+  same("seed", "--seed", o.seed);
+  same("world_size", "world size (WORLD_SIZE / torchrun --nproc_per_node)", o.world_size);
+}
+
+// The launch environment: torchrun's variables when the CLI saw a multi-process launch, else one process.
+dist::DistEnv dist_env(const TrainOptions& o) {
+  if (o.world_size <= 1) return {};
+  dist::DistEnv env = dist::read_env();
+  if (env.world_size != o.world_size || env.rank != o.rank)
+    fail("RANK/WORLD_SIZE in the environment (", env.rank, "/", env.world_size, ") differ from the options (", o.rank,
+         "/", o.world_size, ")");
+  return env;
 }
 
 // Refuses an output_dir holding another run unless told to replace it; all before anything is written.
@@ -140,13 +171,25 @@ loader::LoaderOptions loader_options(const TrainOptions& o, int image_size, int 
   return lo;
 }
 
+// Captions file/folder, WebDataset tar shards (path, glob or brace pattern) or HF parquet (file, folder, glob).
 std::shared_ptr<const data::Dataset> open_data(const std::string& path, const TrainOptions& o, const char* flag) {
-  if (!fs::exists(path)) fail(flag, " ", path, ": no such file or folder");
+  const data::SourceKind kind = data::classify_source(path);
+  if (kind == data::SourceKind::kParquet) {
+    parquet::ParquetDatasetOptions po;
+    po.image_column = o.image_column;
+    po.caption_column = o.caption_column;
+    return std::make_shared<const parquet::ParquetDataset>(std::vector<std::string>{path}, po);
+  }
+  if (kind == data::SourceKind::kCaptions && !fs::exists(path)) fail(flag, " ", path, ": no such file or folder");
   data::CaptionsOptions co;
   co.image_column = o.image_column;
   co.caption_column = o.caption_column;
   co.on_bad_row = o.on_bad_sample == "skip" ? data::OnBad::kSkip : data::OnBad::kError;
   return std::shared_ptr<const data::Dataset>(data::open_dataset(path, co));
+}
+
+void say_early(bool talk, const std::string& line) {
+  if (talk) std::printf("%s\n", line.c_str());
 }
 
 std::string fmt(const char* f, double v) {
@@ -164,12 +207,17 @@ TrainSummary run_train(const TrainOptions& o) {
     fail("--use_media_pipeline needs --device cuda (the GPU media pipeline decodes and resizes on the device)");
   if (o.use_media_pipeline)
     fail("--use_media_pipeline: the GPU media pipeline is not wired into the trainer in this build yet");
+  // Rendezvous first, so every rank runs the checks below before rank 0 writes anything.
+  auto group = dist::init_process_group(dist_env(o), {o.ddp_timeout, o.device});
   check_output_dir(o);
   const fs::path out(o.output_dir);
-  const bool main_rank = o.rank == 0;
+  const bool main_rank = group->is_main();
   const bool talk = main_rank && !o.quiet;
   fs::path resume_dir;
-  if (!o.resume_from_checkpoint.empty()) resume_dir = resolve_resume_dir(o.resume_from_checkpoint, out);
+  if (!o.resume_from_checkpoint.empty()) {
+    resume_dir = resolve_resume_dir(o.resume_from_checkpoint, out);
+    check_resume_settings(resume_dir, o);
+  }
   if (!o.model_name_or_path.empty()) {
     if (!fs::is_directory(o.model_name_or_path))
       fail("--model_name_or_path ", o.model_name_or_path, ": no such folder (give an HF checkpoint folder with "
@@ -186,11 +234,12 @@ TrainSummary run_train(const TrainOptions& o) {
   torch::manual_seed(o.seed);
 
   // Data (the embedded demo writes its generated data: only after every check above).
-  std::string train_path = o.train_file, val_path = o.validation_file;
+  const char* train_flag = o.train_shards.empty() ? "--train_file" : "--train_shards";
+  std::string train_path = o.train_shards.empty() ? o.train_file : o.train_shards, val_path = o.validation_file;
   const bool demo = train_path.empty();
   std::shared_ptr<const data::Dataset> train_ds, val_ds;
   if (!demo) {
-    train_ds = open_data(train_path, o, "--train_file");
+    train_ds = open_data(train_path, o, train_flag);
     if (!val_path.empty()) val_ds = open_data(val_path, o, "--validation_file");
   }
 
@@ -207,6 +256,7 @@ TrainSummary run_train(const TrainOptions& o) {
     cfg = model::preset(o.model_preset);
     if (o.image_size > 0) cfg.vision.image_size = o.image_size;
   }
+  if (o.dropout >= 0) cfg.text.hidden_dropout_prob = cfg.text.attention_probs_dropout_prob = o.dropout;
   const int image_size = cfg.vision.image_size;
   if (o.image_size > 0 && o.image_size != image_size)
     fail("--image_size ", o.image_size, " differs from the model's vision image_size ", image_size,
@@ -218,16 +268,20 @@ TrainSummary run_train(const TrainOptions& o) {
     return (ds.size() + static_cast<size_t>(o.world_size) - 1) / static_cast<size_t>(o.world_size);
   };
   if (train_ds && rows_per_rank(*train_ds) < static_cast<size_t>(B) * o.gradient_accumulation_steps)
-    fail("--train_file ", train_path, ": ", train_ds->size(), " rows, fewer than one step needs (",
+    fail(train_flag, " ", train_path, ": ", train_ds->size(), " rows, fewer than one step needs (",
          "--per_device_train_batch_size ", B, " x --gradient_accumulation_steps ", o.gradient_accumulation_steps,
          " x ranks ", o.world_size, ")");
 
-  // From here on output_dir is written.
-  fs::create_directories(out);
+  // From here on output_dir is written (by rank 0; the others wait for it at the barriers).
+  group->barrier();
+  if (main_rank) fs::create_directories(out);
   if (main_rank && o.overwrite_output_dir && resume_dir.empty()) clear_previous_run(out);
   if (main_rank) remove_stale_staging(out);
   if (demo) {
-    auto [t, v] = make_demo_data(out, !talk);
+    const fs::path base = out / "demo_data";
+    if (main_rank) make_demo_data(out, !talk);
+    group->barrier();
+    const std::string t = (base / "train").string(), v = (base / "validation").string();
     train_path = t;
     val_path = v;
     train_ds = open_data(train_path, o, "--train_file");
@@ -274,8 +328,16 @@ TrainSummary run_train(const TrainOptions& o) {
     st = load_checkpoint(resume_dir, model, opt);
     if (talk) std::printf("resumed from %s at step %lld\n", resume_dir.c_str(), (long long)st.global_step);
   }
+  // Every rank starts from rank 0's weights; gradients are averaged over the ranks each step.
+  const auto params = opt.tensors();
+  dist::GradientSync sync(*group, params);
+  sync.broadcast_parameters();
+  if (group->distributed())
+    say_early(talk, str("data parallel: ", group->world_size(), " processes (", group->backend(), "), ",
+                        o.gather_embeddings ? "contrastive negatives over the global batch" : "per-rank contrastive loss"));
   const int64_t first_step = st.global_step;
-  MetricsLog metrics(out / "metrics.jsonl", !resume_dir.empty(), st.global_step);
+  std::optional<MetricsLog> metrics;
+  if (main_rank) metrics.emplace(out / "metrics.jsonl", !resume_dir.empty(), st.global_step);
 
   const bool tty = talk && ProgressBar::stdout_is_tty();
   ProgressBar bar(total_steps, first_step, stdout, tty);
@@ -310,14 +372,13 @@ TrainSummary run_train(const TrainOptions& o) {
   meter.start(t_start);
 
   auto run_eval = [&]() {
-    if (!val_loader) return;
+    if (!val_loader || !main_rank) return;  // eval has no collectives: only rank 0 spends the time
     meter.pause(now_s());
     last_eval = evaluate(model, *val_loader, *tok, o.max_seq_length, device, o.bf16);
     evaluated = true;
     meter.resume(now_s());
     const auto& r = last_eval.recall;
-    if (main_rank)
-      metrics.write(nlohmann::json{{"step", st.global_step},     {"eval_loss", last_eval.loss},
+    metrics->write(nlohmann::json{{"step", st.global_step},     {"eval_loss", last_eval.loss},
                                    {"eval_i2t_r1", r.i2t_r1},    {"eval_i2t_r5", r.i2t_r5},
                                    {"eval_i2t_r10", r.i2t_r10},  {"eval_t2i_r1", r.t2i_r1},
                                    {"eval_t2i_r5", r.t2i_r5},    {"eval_t2i_r10", r.t2i_r10},
@@ -340,21 +401,22 @@ TrainSummary run_train(const TrainOptions& o) {
     st.last_window_loss = rec.loss;
     window_loss_sum = 0;
     window_steps = 0;
-    if (main_rank) metrics.write(rec);
+    if (main_rank) metrics->write(rec);
     say(str("step ", rec.step, "/", total_steps, " | loss ", fmt("%.4f", rec.loss), " | lr ", fmt("%.3e", rec.lr),
             " | ", fmt("%.1f", rec.samples_per_s), " samples/s | data wait ", fmt("%.1f", rec.data_wait_percent),
             "% | epoch ", fmt("%.2f", rec.epoch)));
   };
   auto save = [&]() {
-    if (!main_rank) return;
     meter.pause(now_s());
-    save_checkpoint(out, model, *tok, opt, sched, st);
-    rotate_checkpoints(out, o.save_total_limit);
+    if (main_rank) {
+      save_checkpoint(out, model, *tok, opt, sched, st);
+      rotate_checkpoints(out, o.save_total_limit);
+    }
+    group->barrier();  // no rank runs ahead (or exits) before the checkpoint is complete
     meter.resume(now_s());
   };
 
   BatchSource source(train_loader, *tok, o.max_seq_length, device, o.dataloader_num_workers > 0);
-  const auto params = opt.tensors();
   bool stopped_early = false;
   size_t mem_i = 0;
   while (st.global_step < total_steps && !stopped_early) {
@@ -380,12 +442,19 @@ TrainSummary run_train(const TrainOptions& o) {
         torch::Tensor loss;
         {
           Bf16Autocast ac(o.bf16, device);
-          loss = model->forward(mb->pixels, mb->input_ids, mb->attention_mask, true).loss;
+          auto fwd = model->forward(mb->pixels, mb->input_ids, mb->attention_mask, !o.gather_embeddings);
+          loss = o.gather_embeddings
+                     ? dist::bridgetower_contrastive_loss(*group, fwd.text_embeds, fwd.image_embeds, fwd.cross_embeds,
+                                                          model->logit_scale, true)
+                     : fwd.loss;
         }
+        if (a == o.gradient_accumulation_steps - 1) sync.arm();
         (loss / static_cast<double>(o.gradient_accumulation_steps)).backward();
         step_loss += loss.detach().item<double>() / o.gradient_accumulation_steps;
         samples += mb->size;
       }
+      sync.finish();
+      step_loss = group->all_reduce_mean(step_loss);
       last_grad_norm = clip_grad_norm(params, o.max_grad_norm);
       opt.step(o.learning_rate * sched.lr_factor(st.global_step));
       opt.zero_grad();
