@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/aligned_buffer.h"
+#include "loader/decoded_batch.h"
 
 namespace bt::loader {
 
@@ -31,6 +32,7 @@ struct Batch {
   int image_size = 0;       // H == W
   AlignedBuffer<float> pixels;        // [B,3,H,W] normalised (empty when the loader produces u8 only)
   AlignedBuffer<uint8_t> pixels_u8;   // [B,H,W,3] before normalisation (only when requested)
+  DecodedBatch decoded;               // decode-only mode: packed RGB8 images + crop geometry (else empty)
   std::vector<std::string> captions;  // [B]
   std::vector<std::string> image_keys;
   std::vector<size_t> rows;           // dataset row of each sample

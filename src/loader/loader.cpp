@@ -90,7 +90,9 @@ Loader::Loader(std::shared_ptr<const data::Dataset> dataset, LoaderOptions optio
   if (opt_.prefetch_batches < 1) fail("--prefetch_batches must be >= 1 (got ", opt_.prefetch_batches, ")");
   if (opt_.batch_size < 1) fail("--batch must be >= 1 (got ", opt_.batch_size, ")");
   if (opt_.transform.image_size < 1) fail("--image_size must be >= 1 (got ", opt_.transform.image_size, ")");
-  if (!opt_.output_float && !opt_.output_u8) fail("loader: neither float nor uint8 output requested");
+  if (opt_.output_decoded) opt_.output_float = opt_.output_u8 = false, opt_.decoded_cache_mb = 0;
+  if (!opt_.output_float && !opt_.output_u8 && !opt_.output_decoded)
+    fail("loader: neither float nor uint8 nor decoded output requested");
   if (!opt_.transform_factory) opt_.transform_factory = make_media_transform;
   if (opt_.decoded_cache_mb > 0 && opt_.transform.mode == media::TransformMode::kEval) {
     cache_ = std::make_unique<DecodedCache>(opt_.decoded_cache_mb << 20);
@@ -187,6 +189,9 @@ void Loader::open_batch(Slot& s, size_t k) {
   else b.pixels.clear();
   if (opt_.output_u8) b.pixels_u8.resize(s.size * px);
   else b.pixels_u8.clear();
+  b.decoded.samples.assign(opt_.output_decoded ? s.size : 0, DecodedSample{});
+  if (opt_.output_decoded && b.decoded.staging.size() < s.size) b.decoded.staging.resize(s.size);
+  b.decoded.bytes = 0;
   b.captions.resize(s.size);
   b.image_keys.resize(s.size);
   b.rows.resize(s.size);
@@ -196,7 +201,7 @@ void Loader::open_batch(Slot& s, size_t k) {
 }
 
 bool Loader::try_sample(Worker& w, size_t row, uint8_t* u8, float* f32, BatchTiming& t, size_t& hits,
-                        std::string* error) {
+                        std::string* error, Batch* decoded_into, size_t j) {
   const int S = opt_.transform.image_size;
   const size_t px = static_cast<size_t>(S) * static_cast<size_t>(S) * 3;
   if (ds_->is_bad(row)) {  // a row its source kept flagged (e.g. a caption line that is not JSON)
@@ -225,7 +230,15 @@ bool Loader::try_sample(Worker& w, size_t row, uint8_t* u8, float* f32, BatchTim
   t.read_s += since(t0);
   try {
     media::TransformTiming tt;
-    w.tf->to_u8(w.bytes, opt_.transform, sample_seed(opt_.sampler.seed, epoch_, row + row_offset_), u8, &tt);
+    const uint64_t seed = sample_seed(opt_.sampler.seed, epoch_, row + row_offset_);
+    if (decoded_into) {
+      w.tf->decode_only(w.bytes, opt_.transform, seed, decoded_into->decoded.samples[j],
+                        decoded_into->decoded.staging[j], &tt);
+      t.decode_s += tt.decode_s;
+      t.transform_s += tt.transform_s;
+      return true;
+    }
+    w.tf->to_u8(w.bytes, opt_.transform, seed, u8, &tt);
     t.decode_s += tt.decode_s;
     t.transform_s += tt.transform_s;
   } catch (const Error& e) {
@@ -249,7 +262,8 @@ Loader::SampleResult Loader::fill_sample(Worker& w, Batch& b, size_t pos, size_t
   SampleResult r;
   const size_t S = static_cast<size_t>(opt_.transform.image_size);
   const size_t px = S * S * 3;
-  w.u8.resize(px);
+  if (!opt_.output_decoded) w.u8.resize(px);
+  Batch* dec = opt_.output_decoded ? &b : nullptr;
   uint8_t* u8 = opt_.output_u8 ? b.pixels_u8.data() + j * px : w.u8.data();
   float* f32 = opt_.output_float ? b.pixels.data() + j * px : nullptr;
   auto use = [&](size_t row) {
@@ -259,7 +273,7 @@ Loader::SampleResult Loader::fill_sample(Worker& w, Batch& b, size_t pos, size_t
   };
   std::string err;
   size_t row = rows_[pos];
-  if (try_sample(w, row, u8, f32, r.timing, r.hits, &err)) {
+  if (try_sample(w, row, u8, f32, r.timing, r.hits, &err, dec, j)) {
     use(row);
     return r;
   }
@@ -273,7 +287,7 @@ Loader::SampleResult Loader::fill_sample(Worker& w, Batch& b, size_t pos, size_t
   for (int a = 1; a <= kMaxReplacementTries; ++a) {
     row = rows_[(pos + static_cast<size_t>(a) * B) % n];
     std::string ignored;  // a bad candidate is reported in its own slot
-    if (try_sample(w, row, u8, f32, r.timing, r.hits, &ignored)) {
+    if (try_sample(w, row, u8, f32, r.timing, r.hits, &ignored, dec, j)) {
       use(row);
       return r;
     }
@@ -371,6 +385,13 @@ BatchPtr Loader::finish(Slot& s, Clock::time_point t0) {
   stats_.samples += s.size;
   lock.unlock();
   work_cv_.notify_all();
+  if (opt_.output_decoded) {  // the consumer packs: workers fill samples concurrently, sizes known only now
+    auto tp = Clock::now();
+    BatchPtr owner(b, BatchRecycler{pool_.get()});
+    pack_decoded(b->decoded);
+    b->timing.normalize_s += since(tp);
+    b = owner.release();
+  }
   b->timing.wait_s = since(t0);
   return BatchPtr(b, BatchRecycler{pool_.get()});
 }

@@ -46,6 +46,9 @@ struct LoaderOptions {
   media::TransformSpec transform;  // image_size, eval/train, jpeg_dct_scaling, max_image_pixels
   bool output_float = true;        // normalised float32 NCHW
   bool output_u8 = false;          // uint8 NHWC too (alone, with output_float off: for device normalisation)
+  // Decode-only (for the GPU media pipeline): Batch::decoded gets the DCT-scaled decoded images and their crop
+  // geometry (loader/decoded_batch.h) instead of pixels; output_float / output_u8 are ignored, no cache.
+  bool output_decoded = false;
   OnBadSample on_bad_sample = OnBadSample::kError;
   size_t decoded_cache_mb = 512;
   SamplerOptions sampler;  // seed, shuffle, rank/world_size, drop_last, dedupe (batch_size is set from above)
@@ -106,7 +109,7 @@ class Loader {
   void stop_workers();
   SampleResult fill_sample(Worker& w, Batch& b, size_t pos, size_t j);
   bool try_sample(Worker& w, size_t row, uint8_t* u8, float* f32, BatchTiming& t, size_t& hits,
-                  std::string* error);
+                  std::string* error, Batch* decoded_into = nullptr, size_t j = 0);
   void open_batch(Slot& s, size_t k);
   void merge(Slot& s, size_t pos, SampleResult& r);
   void record_skip(const std::string& what);

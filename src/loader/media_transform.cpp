@@ -1,6 +1,9 @@
 // The production SampleTransform: bt::media with one MediaScratch per worker.
 #include "loader/sample_transform.h"
 
+#include "loader/decode_only.h"
+#include "media/image.h"
+
 namespace bt::loader {
 namespace {
 
@@ -14,9 +17,14 @@ class MediaTransform final : public SampleTransform {
   void normalize(const uint8_t* hwc, int size, float* chw) override {
     media::normalize_hwc_to_chw(hwc, size, size, chw);
   }
+  void decode_only(std::span<const uint8_t> encoded, const media::TransformSpec& spec, uint64_t seed,
+                   DecodedSample& meta, AlignedBuffer<uint8_t>& out, media::TransformTiming* timing) override {
+    decode_for_device(encoded, spec, seed, decoded_, meta, out, timing);
+  }
 
  private:
   std::unique_ptr<media::MediaScratch> scratch_;
+  media::ImageU8 decoded_;  // decode-only mode's output before it is copied out
 };
 
 }  // namespace

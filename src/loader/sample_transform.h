@@ -7,6 +7,8 @@
 #include <memory>
 #include <span>
 
+#include "common/aligned_buffer.h"
+#include "loader/decoded_batch.h"
 #include "media/transform.h"
 
 namespace bt::loader {
@@ -18,6 +20,10 @@ class SampleTransform {
   virtual void to_u8(std::span<const uint8_t> encoded, const media::TransformSpec& spec, uint64_t sample_seed,
                      uint8_t* out_hwc, media::TransformTiming* timing) = 0;
   virtual void normalize(const uint8_t* hwc, int size, float* chw) = 0;
+  // Decode-only mode (LoaderOptions::output_decoded): fills `meta` (all but offset) and writes the pixels to
+  // pack into `out` (loader/decode_only.h). The default throws bt::Error: not every transform supports it.
+  virtual void decode_only(std::span<const uint8_t> encoded, const media::TransformSpec& spec, uint64_t sample_seed,
+                           DecodedSample& meta, AlignedBuffer<uint8_t>& out, media::TransformTiming* timing);
 };
 
 using TransformFactory = std::function<std::unique_ptr<SampleTransform>()>;
