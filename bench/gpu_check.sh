@@ -125,7 +125,16 @@ CM
   fi
 fi
 
-# 2. Parity tests (GPU vs CPU reference, nvJPEG) and the CPU reference tests.
+# 1b. bridgetune itself + the GPU media pipeline's parity test (the rest of the tree may fail: then the CUDA
+#     steps still run and `bridgetune bench` is skipped).
+HAVE_BT=0
+BT=$B/bridgetune
+if ((FULL == 0)); then
+  step build_bt 200 "cmake --build '$B' -j $JOBS --target bridgetune bt_gpu_media_tests bt_cuda_loader_tests" && HAVE_BT=1
+fi
+
+# 2. Parity tests (GPU vs CPU reference, nvJPEG, GpuMediaPipeline vs the CPU reference, decode-only loader)
+#    and the CPU reference tests.
 if [ -x "$CUDA_B/tests/cuda/bt_cuda_gpu_tests" ]; then
   step parity_tests 90 "ctest --test-dir '$CUDA_B' -R '^cuda_' --output-on-failure --output-junit '$OUT/cuda_tests.xml'"
   grep -E "tests passed|Skipped|Failed" "$OUT/logs/parity_tests.log" | head -20 | sed 's/^/  /' | tee -a "$SUMMARY"
@@ -141,9 +150,7 @@ if [ -x "$BENCH" ]; then
   sed 's/^/  /' "$OUT/kernel_bench.jsonl" | tee -a "$SUMMARY"
 fi
 
-# 5. Data: ~740x700 JPEG line drawings (Pillow; bridgetune is not built yet at this point).
-HAVE_BT=0
-BT=$B/bridgetune
+# 5. Data: ~740x700 JPEG line drawings (Pillow).
 if [ ! -f "$DATA/captions.jsonl" ]; then
   step data 90 "python3 '$ROOT/bench/gpu/make_images.py' --out '$DATA' --n 1200 --images 300"
 fi
@@ -156,7 +163,20 @@ if [ -x "$PIPE" ] && [ -f "$DATA/captions.jsonl" ]; then
   sed 's/^/  /' "$OUT/pipeline_bench.jsonl" | tee -a "$SUMMARY"
 fi
 
-# 6. The Python peer: HF BridgeTowerForContrastiveLearning, large, batch 48, bf16, workers 0/1/2/8.
+# 6. bridgetune's training throughput: large preset, batch 48, bf16 on one GPU, workers 0/1/2/8 x
+#    --use_media_pipeline off/on (+ in-memory batches, the model's bound), one repetition each to fit the budget.
+#    Figures: $OUT/bt_bench/bench_results.json (+ bench.png), the table in logs/bt_bench.log.
+if ((HAVE_BT)); then
+  step bt_bench 200 "'$BT' bench --device cuda --model_preset large --per_device_train_batch_size 48 --bf16 \
+    --workers 0,1,2,8 --use_media_pipeline --data '$DATA' --max_steps 15 --throughput_warmup_steps 4 --repeats 1 \
+    --output_dir '$OUT/bt_bench'"
+  grep -E "^\|" "$OUT/logs/bt_bench.log" | sed 's/^/  /' | tee -a "$SUMMARY"
+  [ -f "$OUT/bt_bench/bench_results.json" ] && cp "$OUT/bt_bench/bench_results.json" "$OUT/bt_bench.json"
+else
+  note "SKIP  bridgetune bench (bridgetune did not build)"
+fi
+
+# 7. The Python peer: HF BridgeTowerForContrastiveLearning, large, batch 48, bf16, workers 0/1/2/8.
 step python_peer 200 "python3 '$ROOT/bench/gpu/peer_train.py' --data '$DATA' --workers 0 1 2 8 --batch 48 \
   --warmup 3 --steps 8 --out '$OUT/peer_train.jsonl'"
 [ -f "$OUT/peer_train.jsonl" ] && python3 -c "
@@ -164,28 +184,5 @@ import json,sys
 for l in open('$OUT/peer_train.jsonl'):
     r=json.loads(l); print('  peer', r['loader'], 'workers', r['workers'], 'samples/s', r['samples_per_s'], 'step_ms', r['step_ms'])
 " | tee -a "$SUMMARY"
-
-# 7a. The rest of bridgetune (last: the peer matters more than `bridgetune bench`, which may not exist yet).
-if ((FULL == 0)); then
-  step build_all 180 "cmake --build '$B' -j $JOBS" && HAVE_BT=1
-fi
-
-# 7b. bridgetune's own training throughput (placeholder until the trainer has `bench`): large, batch 48,
-#    bf16, workers 0/1/2/8 x --use_media_pipeline off/on. Flags are used only if its --help lists them.
-if ((HAVE_BT)) && "$BT" bench --help >"$OUT/bench_help.txt" 2>&1; then
-  MP=""
-  grep -q -- "--use_media_pipeline" "$OUT/bench_help.txt" && MP="0 1"
-  for w in 0 1 2 8; do
-    for m in ${MP:-0}; do
-      args="--model_preset large --per_device_train_batch_size 48 --bf16 --dataloader_num_workers $w"
-      ((m)) && args="$args --use_media_pipeline"
-      grep -q -- "--data" "$OUT/bench_help.txt" && args="$args --data $DATA"
-      step "bt_bench_w${w}_mp${m}" 60 "'$BT' bench $args --output_json '$OUT/bt_bench_w${w}_mp${m}.json' || '$BT' bench $args"
-      tail -2 "$OUT/logs/bt_bench_w${w}_mp${m}.log" | sed "s/^/  bt w=$w mp=$m: /" | tee -a "$SUMMARY"
-    done
-  done
-else
-  note "SKIP  bridgetune bench (not built or no 'bench' command yet)"
-fi
 
 note "done in $(($(date +%s) - T0))s; figures in $OUT"

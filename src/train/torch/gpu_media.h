@@ -1,0 +1,84 @@
+// The GPU media pipeline (--use_media_pipeline): turns the loader's decode-only batches (loader/decoded_batch.h)
+// into the model's pixel_values on a CUDA device. submit() copies a batch's packed RGB8 images into pinned
+// memory and enqueues cuda::BatchResize (crop + antialiased bicubic + flip + normalise, bf16 or fp32 NCHW) on a
+// side stream from torch's pool, into a tensor from torch's caching allocator, then records an event; it does
+// not wait for the GPU, and the host batch may be released as soon as it returns. take() hands out the oldest
+// submitted batch's tensor after making the CALLER's current CUDA stream wait for that event (no host sync), so
+// the resize of step k+1 runs while step k computes. submit() and take() may be called from different threads
+// (one producer, one consumer); batches come out in submission order. The output equals the CPU loader's
+// pixels for the same rows (tests/cuda/decoded_loader_test.cpp checks the math on the CPU reference).
+//
+// Compiled for real only with BT_HAVE_CUDA and a CUDA libtorch (BT_TORCH_CUDA); otherwise the constructor
+// throws bt::Error "--use_media_pipeline needs a CUDA build of bridgetune and a GPU".
+//
+//   GpuMediaPipeline p({image_size, bf16, device});
+//   p.submit(*decode_only_batch);            // e.g. as soon as the loader hands it out
+//   torch::Tensor pixels = p.take();         // right before the step that uses it
+#pragma once
+#include <torch/torch.h>
+
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "loader/batch.h"
+#include "loader/loader.h"
+#include "text/tokenizer.h"
+#include "train/torch/batch_source.h"
+
+namespace bt::train {
+
+struct GpuMediaOptions {
+  int image_size = 288;
+  bool bf16 = false;  // output dtype: bf16 (--bf16) else fp32
+  torch::Device device = torch::Device(torch::kCUDA, 0);
+  int max_in_flight = 3;  // submitted but not yet taken; submit() blocks on the oldest beyond this
+};
+
+class GpuMediaPipeline {
+ public:
+  explicit GpuMediaPipeline(GpuMediaOptions o);
+  ~GpuMediaPipeline();
+  GpuMediaPipeline(const GpuMediaPipeline&) = delete;
+  GpuMediaPipeline& operator=(const GpuMediaPipeline&) = delete;
+
+  // The batch must come from a loader with LoaderOptions::output_decoded (else bt::Error).
+  void submit(const loader::Batch& batch);
+  // [B, 3, S, S] on the device, ordered after its resize on the caller's current stream. Throws if nothing
+  // was submitted.
+  torch::Tensor take();
+  size_t in_flight() const;
+
+  // True when this build has the pipeline and a CUDA device is visible; otherwise *why says what is missing.
+  static bool available(std::string* why = nullptr);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// BatchSource's counterpart for --use_media_pipeline: pulls decode-only batches from `loader` (which must have
+// LoaderOptions::output_decoded), tokenizes the captions, and keeps ONE batch submitted ahead, so batch k+1's
+// resize is enqueued (side stream) before step k's kernels and runs alongside them. next() returns batch k with
+// pixels ready on the caller's stream. Same start/next/stop contract as BatchSource; loader errors propagate
+// from next(). Construction throws the stub's error in builds without the CUDA pipeline.
+class GpuMediaSource {
+ public:
+  GpuMediaSource(loader::Loader& loader, const text::Tokenizer& tok, int max_len, GpuMediaOptions o);
+  void start(uint64_t epoch, size_t first_batch, size_t num_batches);
+  std::optional<ModelBatch> next(double* wait_s);
+  void stop();
+
+ private:
+  bool submit_one();
+  loader::Loader& loader_;
+  const text::Tokenizer& tok_;
+  int max_len_;
+  torch::Device device_;
+  GpuMediaPipeline pipe_;
+  std::deque<ModelBatch> queued_;  // submitted, in order; pixels filled by take()
+  size_t remaining_ = 0;
+};
+
+}  // namespace bt::train
