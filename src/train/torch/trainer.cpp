@@ -31,6 +31,7 @@
 #include "train/torch/batch_source.h"
 #include "train/torch/checkpoint.h"
 #include "train/torch/evaluate.h"
+#include "train/torch/gpu_media.h"
 #include "train/torch/optim.h"
 
 namespace bt::train {
@@ -168,6 +169,7 @@ loader::LoaderOptions loader_options(const TrainOptions& o, int image_size, int 
   lo.sampler.world_size = train ? o.world_size : 1;
   lo.sampler.dedupe_images_in_batch = train && o.dedupe_images_in_batch;
   lo.sampler.batch_size = static_cast<size_t>(batch);
+  lo.output_decoded = train && o.use_media_pipeline;  // the GPU resizes (GpuMediaSource): workers only decode
   return lo;
 }
 
@@ -205,8 +207,11 @@ TrainSummary run_train(const TrainOptions& o) {
   const torch::Device device = pick_device(o);
   if (o.use_media_pipeline && !device.is_cuda())
     fail("--use_media_pipeline needs --device cuda (the GPU media pipeline decodes and resizes on the device)");
-  if (o.use_media_pipeline)
-    fail("--use_media_pipeline: the GPU media pipeline is not wired into the trainer in this build yet");
+  if (o.use_media_pipeline) {
+    std::string why;
+    if (!GpuMediaPipeline::available(&why)) fail("--use_media_pipeline needs a CUDA build of bridgetune and a GPU (", why, ")");
+    if (o.in_memory_batches > 0) fail("--use_media_pipeline cannot be combined with in-memory batches");
+  }
   // Rendezvous first, so every rank runs the checks below before rank 0 writes anything.
   auto group = dist::init_process_group(dist_env(o), {o.ddp_timeout, o.device});
   check_output_dir(o);
@@ -417,13 +422,18 @@ TrainSummary run_train(const TrainOptions& o) {
   };
 
   BatchSource source(train_loader, *tok, o.max_seq_length, device, o.dataloader_num_workers > 0);
+  std::unique_ptr<GpuMediaSource> gpu_source;  // --use_media_pipeline: decode-only batches resized on the GPU
+  if (o.use_media_pipeline)
+    gpu_source = std::make_unique<GpuMediaSource>(train_loader, *tok, o.max_seq_length,
+                                                  GpuMediaOptions{image_size, o.bf16, device});
   bool stopped_early = false;
   size_t mem_i = 0;
   while (st.global_step < total_steps && !stopped_early) {
     const uint64_t epoch = static_cast<uint64_t>(st.global_step / steps_per_epoch);
     const size_t first_batch = static_cast<size_t>(st.global_step % steps_per_epoch) * o.gradient_accumulation_steps;
     const size_t epoch_batches = static_cast<size_t>(steps_per_epoch) * o.gradient_accumulation_steps;
-    if (in_memory.empty()) source.start(epoch, first_batch, epoch_batches - first_batch);
+    if (gpu_source) gpu_source->start(epoch, first_batch, epoch_batches - first_batch);
+    else if (in_memory.empty()) source.start(epoch, first_batch, epoch_batches - first_batch);
     do {
       double wait = 0, step_loss = 0;
       int64_t samples = 0;
@@ -434,7 +444,7 @@ TrainSummary run_train(const TrainOptions& o) {
         if (!in_memory.empty()) {
           mb = &in_memory[mem_i++ % in_memory.size()];
         } else {
-          holder = source.next(&w);
+          holder = gpu_source ? gpu_source->next(&w) : source.next(&w);
           if (!holder) fail("loader ended the epoch early (internal error)");
           mb = &*holder;
         }
@@ -477,6 +487,7 @@ TrainSummary run_train(const TrainOptions& o) {
     } while (!stopped_early && st.global_step < total_steps && st.global_step % steps_per_epoch != 0);
   }
   source.stop();
+  if (gpu_source) gpu_source->stop();
   if (talk) bar.finish();
 
   TrainSummary sum;
