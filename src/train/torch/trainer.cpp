@@ -31,6 +31,7 @@
 #include "train/torch/batch_source.h"
 #include "train/torch/checkpoint.h"
 #include "train/torch/evaluate.h"
+#include "train/torch/global_order.h"
 #include "train/torch/gpu_media.h"
 #include "train/torch/optim.h"
 
@@ -311,7 +312,17 @@ TrainSummary run_train(const TrainOptions& o) {
   AdamW opt = make_adamw(*model, {o.learning_rate, o.adam_beta1, o.adam_beta2, o.adam_epsilon, o.weight_decay});
 
   // Loaders and the step plan.
-  loader::Loader train_loader(train_ds, loader_options(o, image_size, B, true));
+  // Several ranks with dedupe: dedupe the global batch once (the same order on every rank), then shard it.
+  loader::LoaderOptions train_lo = loader_options(o, image_size, B, true);
+  std::shared_ptr<GlobalOrderView> global_view;
+  if (o.world_size > 1 && train_lo.sampler.dedupe_images_in_batch) {
+    loader::SamplerOptions g = train_lo.sampler;
+    g.batch_size = static_cast<size_t>(B) * static_cast<size_t>(o.world_size);
+    global_view = std::make_shared<GlobalOrderView>(train_ds, g);
+    train_lo.sampler.shuffle = false;
+    train_lo.sampler.dedupe_images_in_batch = false;
+  }
+  loader::Loader train_loader(global_view ? std::shared_ptr<const data::Dataset>(global_view) : train_ds, train_lo);
   const size_t batches_per_epoch = train_loader.sampler().rows_per_epoch() / static_cast<size_t>(B);
   const int64_t steps_per_epoch = static_cast<int64_t>(batches_per_epoch) / o.gradient_accumulation_steps;
   if (steps_per_epoch < 1) fail("--train_file ", train_path, ": too few rows for one optimizer step");
@@ -432,6 +443,7 @@ TrainSummary run_train(const TrainOptions& o) {
     const uint64_t epoch = static_cast<uint64_t>(st.global_step / steps_per_epoch);
     const size_t first_batch = static_cast<size_t>(st.global_step % steps_per_epoch) * o.gradient_accumulation_steps;
     const size_t epoch_batches = static_cast<size_t>(steps_per_epoch) * o.gradient_accumulation_steps;
+    if (global_view) global_view->set_epoch(epoch);
     if (gpu_source) gpu_source->start(epoch, first_batch, epoch_batches - first_batch);
     else if (in_memory.empty()) source.start(epoch, first_batch, epoch_batches - first_batch);
     do {
