@@ -86,7 +86,7 @@ fi
 CUDA_B=$B
 if ((FULL == 0)); then
   step build_cuda 150 "cmake --build '$B' -j $JOBS --target bt_cuda_gpu_tests bt_cuda_ref_tests bench_cuda_resize && \
-    { cmake --build '$B' -j $JOBS --target bt_cuda_golden_tests bench_gpu_pipeline || echo 'no bt_media targets'; }"
+    { cmake --build '$B' -j $JOBS --target bt_cuda_golden_tests bench_gpu_pipeline bench_loader_gpu || echo 'no bt_media targets'; }"
   FULL=$?
 fi
 if ((FULL != 0)); then
@@ -161,6 +161,13 @@ if [ -x "$PIPE" ] && [ -f "$DATA/captions.jsonl" ]; then
   step pipeline_bench 90 "'$PIPE' --data '$DATA' --threads 1,2,8,16 --batches 20 --mode train >'$OUT/pipeline_bench.jsonl' && \
     '$PIPE' --data '$DATA' --threads 1,8,16 --batches 20 --mode eval >>'$OUT/pipeline_bench.jsonl'"
   sed 's/^/  /' "$OUT/pipeline_bench.jsonl" | tee -a "$SUMMARY"
+fi
+# 5c. The same through the real bt::loader::Loader: normal CPU batches vs decode-only (+ BatchResize on the GPU),
+#     images read from $DATA (page cache), workers 0/1/2/8.
+LGPU=$CUDA_B/bench/cuda/bench_loader_gpu
+if [ -x "$LGPU" ] && [ -f "$DATA/captions.jsonl" ]; then
+  step loader_gpu_bench 90 "'$LGPU' --data '$DATA' --workers 0,1,2,8 --batches 15 --mode train >'$OUT/loader_gpu_bench.jsonl'"
+  sed 's/^/  /' "$OUT/loader_gpu_bench.jsonl" | tee -a "$SUMMARY"
 fi
 
 # 6. bridgetune's training throughput: large preset, batch 48, bf16 on one GPU, workers 0/1/2/8 x

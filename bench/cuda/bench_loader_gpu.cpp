@@ -1,0 +1,113 @@
+// The real bt::loader::Loader with and without the GPU media path, on a captions dataset (images read from
+// disk/page cache), batch B at image size S:
+//   cpu:          the normal loader (decode + Pillow resize + crop + normalise to fp32 NCHW in the workers);
+//   decode_only:  the loader's decode-only mode alone (DCT-scaled decode + pack, what workers do for the GPU);
+//   gpu:          decode-only + cuda::BatchResize to bf16 NCHW on the device (pinned upload included; the
+//                 timing ends when the last batch is on the GPU). Skipped without a CUDA device.
+// One JSON line per (path, workers).
+//   bench_loader_gpu --data DIR|captions.jsonl [--workers 0,1,2,8] [--batch 48] [--size 294] [--batches 20]
+//                    [--mode train|eval]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "cuda/batch_resize.h"
+#include "cuda/decoded_spec.h"
+#include "data/captions_dataset.h"
+#include "loader/loader.h"
+
+using namespace bt;
+using Clock = std::chrono::steady_clock;
+
+int main(int argc, char** argv) try {
+  std::string data;
+  std::vector<int> workers = {0, 1, 2, 8};
+  int B = 48, S = 294, batches = 20;
+  bool train = true;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i], v = argv[i + 1];
+    if (k == "--data") data = v;
+    else if (k == "--workers") {
+      workers.clear();
+      std::stringstream ss(v);
+      for (std::string t; std::getline(ss, t, ',');) workers.push_back(std::stoi(t));
+    } else if (k == "--batch") B = std::stoi(v);
+    else if (k == "--size") S = std::stoi(v);
+    else if (k == "--batches") batches = std::stoi(v);
+    else if (k == "--mode") train = v == "train";
+    else fail("unknown flag ", k, " (see the header of bench/cuda/bench_loader_gpu.cpp)");
+  }
+  if (data.empty()) fail("--data DIR (with captions.jsonl) is required");
+  std::shared_ptr<const data::Dataset> ds(data::open_dataset(data));
+  std::string why;
+  const bool gpu = cuda::cuda_device_available(&why);
+  const char* mode = train ? "train" : "eval";
+  for (int w : workers) {
+    for (const char* path : {"cpu", "decode_only", "gpu"}) {
+      const bool dec = std::strcmp(path, "cpu") != 0, on_gpu = std::strcmp(path, "gpu") == 0;
+      if (on_gpu && !gpu) {
+        std::printf("{\"bench\":\"loader_gpu\",\"path\":\"gpu\",\"workers\":%d,\"skipped\":\"%s\"}\n", w, why.c_str());
+        continue;
+      }
+      loader::LoaderOptions o;
+      o.num_workers = w;
+      o.batch_size = B;
+      o.transform.image_size = S;
+      o.transform.mode = train ? media::TransformMode::kTrain : media::TransformMode::kEval;
+      o.decoded_cache_mb = 0;
+      o.output_decoded = dec;
+      o.sampler.shuffle = true;
+      loader::Loader l(ds, o);
+      struct Gpu {  // only built with a device (the CUDA objects need one)
+        cuda::BatchResize k[2];
+        cuda::PinnedBuffer pinned[2];
+        cuda::DeviceBuffer out;
+      };
+      std::unique_ptr<Gpu> g;
+      if (on_gpu) g = std::make_unique<Gpu>(), g->out.resize(size_t(B) * 3 * S * S * 2);
+      std::vector<cuda::SampleSpec> specs;
+      std::vector<uint64_t> offs;
+      size_t n = 0, bytes = 0;
+      uint64_t epoch = 0;
+      l.start_epoch(epoch);
+      auto t0 = Clock::now();
+      for (int b = -2; b < batches; ++b) {  // two warm-up batches (thread start, first allocations)
+        if (b == 0) t0 = Clock::now(), n = 0, bytes = 0;
+        auto batch = l.next();
+        if (!batch) {
+          l.start_epoch(++epoch);
+          batch = l.next();
+          if (!batch) fail("--data ", data, ": fewer rows than one batch");
+        }
+        n += static_cast<size_t>(batch->size);
+        bytes += batch->decoded.bytes;
+        if (on_gpu) {
+          const int s = (b + 2) % 2;  // two pinned buffers: fill one while the other uploads
+          auto& k = g->k;
+          k[s].Synchronize();  // its previous batch (two back) no longer reads pinned[s]
+          cuda::specs_of(batch->decoded, S, specs, offs);
+          k[s].Setup(specs, offs, batch->decoded.bytes, S, cuda::OutputType::kBFloat16);
+          uint8_t* host = g->pinned[s].reserve(std::max<size_t>(batch->decoded.bytes, 1));
+          std::memcpy(host, batch->decoded.packed.data(), batch->decoded.bytes);
+          k[s].Run(nullptr, host, g->out.get());
+        }
+      }
+      if (g) g->k[0].Synchronize(), g->k[1].Synchronize();
+      const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+      std::printf("{\"bench\":\"loader_gpu\",\"path\":\"%s\",\"workers\":%d,\"batch\":%d,\"size\":%d,\"mode\":\"%s\","
+                  "\"samples_per_s\":%.1f,\"upload_mb_per_batch\":%.2f}\n", path, w, B, S, mode, n / secs,
+                  dec ? bytes / 1e6 / batches : 0.0);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "error: %s\n", e.what());
+  return 1;
+}
