@@ -1,6 +1,7 @@
 // `bridgetune train`: contrastive fine-tuning with the Hugging Face example's flags (see train/trainer.h).
 // Without --train_file it runs the embedded demo: generated cartoons, the tiny preset, a BPE vocabulary built
 // from the captions, a short real training run.
+#include <csignal>
 #include <cstdlib>
 
 #include "cli/command.h"
@@ -71,6 +72,9 @@ void setup(CLI::App& app) {
     const dist::DistEnv env = dist::read_env();  // torchrun's RANK / WORLD_SIZE / MASTER_*
     opts.rank = env.rank;
     opts.world_size = env.world_size;
+    // A peer that dies closes its sockets: without this, Gloo's next write kills us with SIGPIPE (exit 141, no
+    // message) instead of failing the collective with a bt::Error that names the rank and the operation.
+    if (env.distributed()) std::signal(SIGPIPE, SIG_IGN);
     if (opts.train_file.empty() && opts.train_shards.empty()) {
       if (!opts.validation_file.empty()) fail("--validation_file needs --train_file (the demo makes its own split)");
       // The embedded demo's settings, unless set explicitly: ~200 quick steps with a visibly falling loss.
