@@ -6,6 +6,7 @@
 
 #include "cli/command.h"
 #include "common/error.h"
+#include "data/captions_dataset.h"
 #include "dist/env.h"
 #include "train/trainer.h"
 
@@ -23,7 +24,7 @@ void setup(CLI::App& app) {
   app.add_option("--train_shards", o->train_shards, "WebDataset tar shards: a .tar, a glob, a brace pattern (shard-{000..009}.tar) or a folder");
   app.add_option("--validation_file", o->validation_file, "Validation split (same forms) for eval loss and recall@K");
   app.add_option("--image_column", o->image_column)->capture_default_str();
-  app.add_option("--caption_column", o->caption_column)->capture_default_str();
+  auto cc = app.add_option("--caption_column", o->caption_column, "Caption column (parquet default: image_description, as the HF New Yorker set)")->capture_default_str();
   app.add_option("--output_dir", o->output_dir)->capture_default_str();
   app.add_flag("--overwrite_output_dir", o->overwrite_output_dir, "Replace a finished or interrupted run in --output_dir");
   auto bs = app.add_option("--per_device_train_batch_size", o->per_device_train_batch_size)->capture_default_str();
@@ -66,7 +67,7 @@ void setup(CLI::App& app) {
   app.add_option("--save_total_limit", o->save_total_limit, "Keep the newest N checkpoints (0: all)")->capture_default_str();
   app.add_option("--throughput_warmup_steps", o->throughput_warmup_steps, "Steps left out of train_samples_per_second")->capture_default_str();
   app.add_option("--stop_after_step", o->stop_after_step, "Testing: stop after step N as if interrupted")->group("");
-  app.callback([o, resume_opt, bs, lr, wr, ep, ms, ls, es, ss] {
+  app.callback([o, resume_opt, cc, bs, lr, wr, ep, ms, ls, es, ss] {
     train::TrainOptions opts = *o;
     if (resume_opt->count() > 0 && opts.resume_from_checkpoint.empty()) opts.resume_from_checkpoint = "latest";
     const dist::DistEnv env = dist::read_env();  // torchrun's RANK / WORLD_SIZE / MASTER_*
@@ -75,6 +76,8 @@ void setup(CLI::App& app) {
     // A peer that dies closes its sockets: without this, Gloo's next write kills us with SIGPIPE (exit 141, no
     // message) instead of failing the collective with a bt::Error that names the rank and the operation.
     if (env.distributed()) std::signal(SIGPIPE, SIG_IGN);
+    if (cc->count() == 0 && !opts.train_file.empty() && data::classify_source(opts.train_file) == data::SourceKind::kParquet)
+      opts.caption_column = "image_description";
     if (opts.train_file.empty() && opts.train_shards.empty()) {
       if (!opts.validation_file.empty()) fail("--validation_file needs --train_file (the demo makes its own split)");
       // The embedded demo's settings, unless set explicitly: ~200 quick steps with a visibly falling loss.

@@ -277,7 +277,7 @@ TEST_F(TrainDist, TrainsFromTarShards) {
 
 TEST_F(TrainDist, TrainsFromParquet) {
   const fs::path out = root_ / "parquet";
-  auto args = with(base(out, 4, 2), {"--caption_column", "image_description", "--image_column", "image"});
+  auto args = base(out, 4, 2);  // HF columns image / image_description: the parquet defaults
   args[2] = std::string(BT_PARQUET_FIXTURES) + "/images_snappy_dict_v1.parquet";
   auto r = run(args, root_ / "parquet.log", 0);
   expect_ok(r);
