@@ -34,8 +34,11 @@ struct BenchArgs {
   bool json = false;
   bool stream = false;
   std::string transform = "eval";
+  int window_groups = -1;  // parquet locality shuffle: -1 auto, 0 fully random
   loader::LoaderOptions opt;
 };
+
+constexpr size_t kDefaultWindowGroups = 8;
 
 struct Run {
   double samples_per_s = 0;
@@ -140,7 +143,16 @@ void bench(const BenchArgs& a_in) {
   else if (a.transform != "eval") fail("--transform: expected eval or train, got '", a.transform, "'");
   if (a.stream && data::classify_source(a.data) != data::SourceKind::kShards)
     fail("--stream works with tar shards only (got --data ", a.data, ")");
+  if (a.window_groups < -1) fail("--shuffle_window_row_groups must be >= 0 (got ", a.window_groups, ")");
   auto ds = open_source(a);
+#ifdef BT_BENCH_HAVE_PARQUET
+  // Parquet: shuffle row groups, then rows within a window of groups, so each decoded page serves all its rows.
+  if (auto pq = std::dynamic_pointer_cast<const parquet::ParquetDataset>(ds); pq && a.window_groups != 0) {
+    a.opt.sampler.row_group_ends = pq->row_group_ends();
+    a.opt.sampler.shuffle_window_groups = pq->window_groups_fitting_cache(
+        a.window_groups < 0 ? kDefaultWindowGroups : static_cast<size_t>(a.window_groups));
+  }
+#endif
   std::vector<std::vector<Run>> runs(a.workers.size());
   for (int rep = 0; rep < a.repeats; ++rep)
     for (size_t i = 0; i < a.workers.size(); ++i) runs[i].push_back(run_once(ds, a, a.workers[i], rep));
@@ -171,10 +183,10 @@ void bench(const BenchArgs& a_in) {
       std::printf("{\"workers\": %d, \"samples_per_s\": %.2f, \"repeats\": [%s], \"batch\": %d, \"image_size\": %d, "
                   "\"samples\": %zu, \"read_ms\": %.4f, \"decode_ms\": %.4f, \"transform_ms\": %.4f, "
                   "\"normalize_ms\": %.4f, \"wait_ms_per_batch\": %.3f, \"cache_hit_rate\": %.4f, "
-                  "\"skipped\": %zu}\n",
+                  "\"skipped\": %zu, \"shuffle_window_row_groups\": %zu}\n",
                   a.workers[i], median(sps), list.c_str(), a.batch, a.opt.transform.image_size, a.samples,
                   median(read), median(dec), median(tr), median(norm), median(wait), median(hit),
-                  runs[i].back().stats.skipped);
+                  runs[i].back().stats.skipped, a.opt.sampler.shuffle_window_groups);
     } else {
       std::printf("| %d | %.1f | %.1f..%.1f | %.3f | %.3f | %.3f | %.3f | %.2f | %.1f %% |\n", a.workers[i],
                   median(sps), *mn, *mx, median(read), median(dec), median(tr), median(norm), median(wait),
@@ -208,6 +220,10 @@ const Registrar reg("bench-loader", "loader throughput (samples/s) per worker co
                       app.add_flag("--json", a->json, "one JSON object per line per worker count");
                       app.add_flag("--stream", a->stream,
                                    "read tar shards as a stream (shuffle buffer) instead of indexing them");
+                      app.add_option("--shuffle_window_row_groups", a->window_groups,
+                                     "parquet: shuffle row groups, then rows within windows of this many groups "
+                                     "(capped so a window fits half the page cache); 0: fully random; -1: auto (8)")
+                          ->capture_default_str();
                       add_loader_flags(app, a->opt, /*with_workers=*/false);
                       app.callback([a] { bench(*a); });
                     });

@@ -36,7 +36,34 @@ struct SplitMix {
   }
 };
 
+void shuffle_range(std::vector<size_t>& v, size_t begin, size_t end, uint64_t seed) {
+  SplitMix rng{seed};
+  for (size_t i = end - begin; i > 1; --i) std::swap(v[begin + i - 1], v[begin + rng.below(i)]);
+}
+
 }  // namespace
+
+std::vector<size_t> locality_order(const std::vector<size_t>& group_ends, size_t window_groups, uint64_t seed,
+                                   uint64_t epoch) {
+  const size_t ng = group_ends.size();
+  std::vector<size_t> groups(ng);
+  std::iota(groups.begin(), groups.end(), size_t{0});
+  // Streams distinct from the fully random shuffle's (which uses hash_combine(seed, epoch) directly).
+  const uint64_t base = hash_combine(hash_combine(seed, epoch), 0x6c6f63616c697479ULL);  // "locality"
+  shuffle_range(groups, 0, ng, base);
+  std::vector<size_t> order;
+  order.reserve(ng ? group_ends.back() : 0);
+  const size_t k = std::max<size_t>(window_groups, 1);
+  for (size_t w = 0; w * k < ng; ++w) {
+    const size_t begin = order.size();
+    for (size_t j = w * k; j < std::min(ng, w * k + k); ++j) {
+      const size_t g = groups[j], first = g ? group_ends[g - 1] : 0;
+      for (size_t r = first; r < group_ends[g]; ++r) order.push_back(r);
+    }
+    shuffle_range(order, begin, order.size(), hash_combine(base, w + 1));
+  }
+  return order;
+}
 
 Sampler::Sampler(size_t dataset_size, SamplerOptions options, std::vector<uint32_t> image_ids)
     : n_(dataset_size), opt_(options), image_ids_(std::move(image_ids)) {
@@ -44,6 +71,13 @@ Sampler::Sampler(size_t dataset_size, SamplerOptions options, std::vector<uint32
   if (opt_.rank < 0 || opt_.rank >= opt_.world_size)
     fail("--rank must be in [0, world_size) (got rank ", opt_.rank, ", world_size ", opt_.world_size, ")");
   if (opt_.batch_size < 1) fail("batch size must be >= 1");
+  if (!opt_.row_group_ends.empty()) {
+    const auto& e = opt_.row_group_ends;
+    if (e.back() != n_)
+      fail("sampler: row groups cover ", e.back(), " rows but the dataset has ", n_);
+    for (size_t g = 0; g < e.size(); ++g)
+      if (e[g] <= (g ? e[g - 1] : 0)) fail("sampler: row group ", g, " is empty or out of order (ends at ", e[g], ")");
+  }
   if (opt_.dedupe_images_in_batch && image_ids_.size() != n_)
     fail("sampler: dedupe_images_in_batch needs one image id per row (", image_ids_.size(), " for ", n_, " rows)");
 }
@@ -55,11 +89,13 @@ size_t Sampler::rows_per_epoch() const {
 }
 
 std::vector<size_t> Sampler::epoch_rows(uint64_t epoch) const {
-  std::vector<size_t> order(n_);
-  std::iota(order.begin(), order.end(), size_t{0});
-  if (opt_.shuffle && n_ > 1) {
-    SplitMix rng{hash_combine(opt_.seed, epoch)};
-    for (size_t i = n_ - 1; i > 0; --i) std::swap(order[i], order[rng.below(i + 1)]);
+  std::vector<size_t> order;
+  if (opt_.shuffle && opt_.shuffle_window_groups > 0 && !opt_.row_group_ends.empty()) {
+    order = locality_order(opt_.row_group_ends, opt_.shuffle_window_groups, opt_.seed, epoch);
+  } else {
+    order.resize(n_);
+    std::iota(order.begin(), order.end(), size_t{0});
+    if (opt_.shuffle && n_ > 1) shuffle_range(order, 0, n_, hash_combine(opt_.seed, epoch));
   }
   const size_t w = static_cast<size_t>(opt_.world_size);
   const size_t per_rank = rows_per_epoch();

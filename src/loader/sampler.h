@@ -3,6 +3,12 @@
 //
 // Contract:
 //  - The epoch order is a permutation of [0, n) drawn from (seed, epoch) (or the identity with shuffle off).
+//  - Locality order (row_group_ends non-empty and shuffle_window_groups K > 0, e.g. parquet row groups): the
+//    group order is shuffled from (seed, epoch), cut into windows of K consecutive groups, and the rows of
+//    each window are shuffled among themselves. So positions [w_begin, w_end) of the global order hold the
+//    rows of exactly K groups (fewer in the last window): a reader caching K groups decodes each page once.
+//    K = 0 or no groups: fully random. Sharding (below) applies to this global order, so ranks stay
+//    disjoint/covering/equal and rank r's i-th row sits near global position i * world_size.
 //  - Sharding follows torch's DistributedSampler: without drop_last the order is padded by wrapping around to
 //    a multiple of world_size, so every rank gets ceil(n / world_size) rows; with drop_last it is truncated
 //    to floor(n / world_size) per rank. Rank r takes positions r, r + world_size, ... Ranks are disjoint
@@ -29,6 +35,10 @@ struct SamplerOptions {
   bool drop_last = false;  // sharding: truncate instead of pad
   bool dedupe_images_in_batch = false;
   size_t batch_size = 32;  // the batch boundaries dedupe works within
+  // Locality order: the exclusive end row of each consecutive group covering [0, n) (ascending, last == n);
+  // empty: no groups (e.g. from ParquetDataset::row_groups()).
+  std::vector<size_t> row_group_ends;
+  size_t shuffle_window_groups = 0;  // K groups shuffled together; 0: fully random
 };
 
 class Sampler {
@@ -59,5 +69,9 @@ inline uint64_t sample_seed(uint64_t seed, uint64_t epoch, uint64_t row) {
 
 // The dedupe pass on its own (exposed for tests): reorders `rows` in place, batches of batch_size.
 void dedupe_in_batches(std::vector<size_t>& rows, const std::vector<uint32_t>& image_ids, size_t batch_size);
+
+// The global (unsharded) locality order on its own (exposed for tests): a permutation of [0, group_ends.back()).
+std::vector<size_t> locality_order(const std::vector<size_t>& group_ends, size_t window_groups, uint64_t seed,
+                                   uint64_t epoch);
 
 }  // namespace bt::loader

@@ -130,7 +130,10 @@ void ParquetDataset::load_file(size_t f) {
     if (n == 0) continue;
     const size_t begin = captions_.size();
     groups_.push_back({f, g, begin});
-    spans_.push_back({begin, begin + n});
+    const auto& cols = pf.metadata().row_groups[g].columns;
+    const size_t leaf = static_cast<size_t>(fi.bytes_leaf);
+    const int64_t image_bytes = leaf < cols.size() ? cols[leaf].meta.total_uncompressed_size : 0;
+    spans_.push_back({begin, begin + n, static_cast<uint64_t>(std::max<int64_t>(image_bytes, 0))});
     ColumnValues caps = pf.read_column(g, static_cast<size_t>(cap));
     for (size_t r = 0; r < n; ++r) captions_.emplace_back(caps.bytes(r));
     ColumnValues paths;
@@ -152,6 +155,24 @@ void ParquetDataset::load_file(size_t f) {
     for (size_t r = 0; r < n; ++r)
       if (keys_[begin + r].empty()) keys_[begin + r] = hash_key(imgs.bytes(r));
   }
+}
+
+std::vector<size_t> ParquetDataset::row_group_ends() const {
+  std::vector<size_t> ends;
+  ends.reserve(spans_.size());
+  for (const Span& s : spans_) ends.push_back(s.end);
+  return ends;
+}
+
+size_t ParquetDataset::window_groups_fitting_cache(size_t k) const {
+  std::vector<uint64_t> sizes;
+  for (const Span& s : spans_) sizes.push_back(s.image_bytes);
+  std::sort(sizes.rbegin(), sizes.rend());  // the worst case: the k largest groups together
+  const uint64_t budget = (static_cast<uint64_t>(opts_.cache_mb) << 20) / 2;
+  size_t fit = 0;
+  uint64_t sum = 0;
+  while (fit < std::min(k, sizes.size()) && sum + sizes[fit] <= budget) sum += sizes[fit++];
+  return std::max<size_t>(fit, 1);
 }
 
 size_t ParquetDataset::group_of(size_t row) const {

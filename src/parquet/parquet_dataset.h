@@ -10,7 +10,8 @@
 // A null caption reads as ""; a null image throws from read_image (a bad sample, not a bad file).
 // Thread-safe: read_image may be called concurrently; threads wanting the same page wait for one decode.
 // Random access is by row; a miss costs one page (pyarrow's default ~1 MB: a few images). row_groups() lists
-// the groups for samplers that want locality.
+// the groups for samplers that want locality (loader::SamplerOptions::row_group_ends, shuffle_window_groups);
+// window_groups_fitting_cache(k) caps such a window so that its decoded pages fit in half of cache_mb.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -52,8 +53,12 @@ class ParquetDataset final : public data::Dataset {
 
   struct Span {
     size_t begin, end;  // rows [begin, end) form one row group
+    uint64_t image_bytes;  // uncompressed size of the group's image column chunk (metadata)
   };
   const std::vector<Span>& row_groups() const { return spans_; }
+  std::vector<size_t> row_group_ends() const;
+  // The largest k' <= k (at least 1) such that any k' groups' image bytes fit in half the page cache.
+  size_t window_groups_fitting_cache(size_t k) const;
 
  private:
   struct FileInfo {

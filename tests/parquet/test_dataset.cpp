@@ -71,6 +71,23 @@ TEST(ParquetDataset, GlobsAreExpandedSortedAndConcatenated) {
             "--train_file '" + fixture("nothing-*.parquet") + "' matches no files");
 }
 
+TEST(ParquetDataset, RowGroupEndsAndTheWindowThatFitsTheCache) {
+  ParquetDataset ds({fixture("images_*_v1.parquet")});
+  std::vector<size_t> ends = ds.row_group_ends();
+  ASSERT_EQ(ends.size(), ds.row_groups().size());
+  ASSERT_GT(ends.size(), 3u);
+  EXPECT_EQ(ends.back(), ds.size());
+  for (size_t g = 0; g < ends.size(); ++g) {
+    EXPECT_EQ(ends[g], ds.row_groups()[g].end);
+    EXPECT_GT(ds.row_groups()[g].image_bytes, 0u) << "group " << g;
+  }
+  EXPECT_EQ(ds.window_groups_fitting_cache(4), 4u) << "256 MB holds these small groups";
+  EXPECT_EQ(ds.window_groups_fitting_cache(1000), ends.size()) << "at most every group";
+  ParquetDatasetOptions tiny;
+  tiny.cache_mb = 0;  // nothing fits: still one group
+  EXPECT_EQ(ParquetDataset({fixture("images_*_v1.parquet")}, tiny).window_groups_fitting_cache(4), 1u);
+}
+
 TEST(ParquetDataset, PlainBinaryImageColumnAndOtherCaptionColumn) {
   ParquetDatasetOptions o;
   o.image_column = "image.bytes";
