@@ -48,7 +48,7 @@ struct Run {
   loader::LoaderStats stats;
 };
 
-std::shared_ptr<const data::Dataset> open_source(const BenchArgs& a) {
+std::shared_ptr<const data::Dataset> open_source(BenchArgs& a) {  // parquet: sets a's locality order
   data::CaptionsOptions co;
   co.image_column = a.opt.image_column;
   co.caption_column = a.opt.caption_column;
@@ -68,7 +68,17 @@ std::shared_ptr<const data::Dataset> open_source(const BenchArgs& a) {
       parquet::ParquetDatasetOptions po;
       po.image_column = a.opt.image_column;
       po.caption_column = a.opt.caption_column;
-      return std::make_shared<parquet::ParquetDataset>(std::vector<std::string>{a.data}, po);
+      auto pq = std::make_shared<parquet::ParquetDataset>(std::vector<std::string>{a.data}, po);
+      // Shuffle row groups, then rows within a window of groups, so each decoded page serves all its rows;
+      // the page cache is then trimmed to what the window needs, so evicted pages' buffers get reused.
+      if (a.window_groups != 0) {
+        const size_t k = pq->window_groups_fitting_cache(
+            a.window_groups < 0 ? kDefaultWindowGroups : static_cast<size_t>(a.window_groups));
+        a.opt.sampler.row_group_ends = pq->row_group_ends();
+        a.opt.sampler.shuffle_window_groups = k;
+        pq->set_cache_mb(std::min(pq->cache_mb(), pq->cache_mb_for_window(k)));
+      }
+      return pq;
 #else
       fail("--data ", a.data, ": this build has no parquet reader");
 #endif
@@ -145,14 +155,6 @@ void bench(const BenchArgs& a_in) {
     fail("--stream works with tar shards only (got --data ", a.data, ")");
   if (a.window_groups < -1) fail("--shuffle_window_row_groups must be >= 0 (got ", a.window_groups, ")");
   auto ds = open_source(a);
-#ifdef BT_BENCH_HAVE_PARQUET
-  // Parquet: shuffle row groups, then rows within a window of groups, so each decoded page serves all its rows.
-  if (auto pq = std::dynamic_pointer_cast<const parquet::ParquetDataset>(ds); pq && a.window_groups != 0) {
-    a.opt.sampler.row_group_ends = pq->row_group_ends();
-    a.opt.sampler.shuffle_window_groups = pq->window_groups_fitting_cache(
-        a.window_groups < 0 ? kDefaultWindowGroups : static_cast<size_t>(a.window_groups));
-  }
-#endif
   std::vector<std::vector<Run>> runs(a.workers.size());
   for (int rep = 0; rep < a.repeats; ++rep)
     for (size_t i = 0; i < a.workers.size(); ++i) runs[i].push_back(run_once(ds, a, a.workers[i], rep));

@@ -134,7 +134,7 @@ void append_rows(Type t, int max_def, const std::vector<uint32_t>& defs, size_t 
 }  // namespace
 
 ColumnValues decode_column_chunk(const uint8_t* chunk, size_t size, const LeafColumn& leaf,
-                                 const ColumnMetaData& meta, int64_t num_rows) {
+                                 const ColumnMetaData& meta, int64_t num_rows, ColumnValues reuse) {
   const Type t = leaf.type;
   check_type(t);
   if (leaf.max_rep > 0) fail("column is repeated (a list); only flat and struct columns can be read");
@@ -148,7 +148,12 @@ ColumnValues decode_column_chunk(const uint8_t* chunk, size_t size, const LeafCo
   if (rows > std::max<size_t>(size_t(1) << 20, size * 1024))
     fail("row count ", rows, " is implausible for a chunk of ", size, " bytes");
 
-  ColumnValues out;
+  ColumnValues out = std::move(reuse);
+  out.def.clear();
+  out.present.clear();
+  out.offsets.clear();
+  out.data.clear();
+  out.ints.clear();
   out.type = t;
   out.num_rows = rows;
   // Reserve only what the chunk's size can justify: the row count is untrusted.
@@ -182,7 +187,8 @@ ColumnValues decode_column_chunk(const uint8_t* chunk, size_t size, const LeafCo
                           max_uncompressed_size(static_cast<size_t>(h.compressed_page_size)));
       pos += hlen + static_cast<size_t>(h.compressed_page_size);
     }
-    out.data.reserve(total);
+    // A recycled buffer that must grow grows with headroom, so the next slightly larger page fits too.
+    if (total > out.data.capacity()) out.data.reserve(out.data.capacity() ? total + total / 8 : total);
   }
 
   const int level_bits = bit_width_for(static_cast<uint32_t>(leaf.max_def));

@@ -31,7 +31,9 @@ struct ColumnValues {
   }
 };
 
+// `reuse`: a spent ColumnValues whose buffers are refilled (capacity kept), so a caller decoding page after
+// page does not fault in fresh memory for each (that costs more than the decode on a VM).
 ColumnValues decode_column_chunk(const uint8_t* chunk, size_t size, const LeafColumn& leaf,
-                                 const ColumnMetaData& meta, int64_t num_rows);
+                                 const ColumnMetaData& meta, int64_t num_rows, ColumnValues reuse = {});
 
 }  // namespace bt::parquet

@@ -175,6 +175,15 @@ size_t ParquetDataset::window_groups_fitting_cache(size_t k) const {
   return std::max<size_t>(fit, 1);
 }
 
+size_t ParquetDataset::cache_mb_for_window(size_t k) const {
+  std::vector<uint64_t> sizes;
+  for (const Span& s : spans_) sizes.push_back(s.image_bytes);
+  std::sort(sizes.rbegin(), sizes.rend());
+  uint64_t sum = 0;
+  for (size_t i = 0; i < std::min(k, sizes.size()); ++i) sum += sizes[i];
+  return static_cast<size_t>((sum + sum / 4 + (uint64_t{1} << 20) - 1) >> 20);
+}
+
 size_t ParquetDataset::group_of(size_t row) const {
   auto it = std::upper_bound(groups_.begin(), groups_.end(), row,
                              [](size_t r, const Group& g) { return r < g.begin; });
@@ -222,8 +231,17 @@ std::shared_ptr<const ColumnValues> ParquetDataset::page_of(size_t gi, size_t r,
   }
   std::lock_guard<std::mutex> decode_lock(e->mu);
   if (e->values) return e->values;
-  auto values = std::make_shared<const ColumnValues>(
-      fi.file->read_pages(g.group, static_cast<size_t>(fi.bytes_leaf), *pages, p - 1, p - 1));
+  ColumnValues reuse;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!spare_.empty()) {
+      reuse = std::move(spare_.back());
+      spare_.pop_back();
+    }
+  }
+  // Not a const object, so the buffers may be moved to spare_ once evicted (handed out as const only).
+  std::shared_ptr<const ColumnValues> values = std::make_shared<ColumnValues>(
+      fi.file->read_pages(g.group, static_cast<size_t>(fi.bytes_leaf), *pages, p - 1, p - 1, std::move(reuse)));
   std::lock_guard<std::mutex> lock(mu_);
   e->values = values;
   e->bytes = values->memory_bytes();
@@ -235,6 +253,11 @@ std::shared_ptr<const ColumnValues> ParquetDataset::page_of(size_t gi, size_t r,
     while (cached_bytes_ > budget && lru_.size() > 1 && lru_.back() != key) {
       auto vit = cache_.find(lru_.back());
       cached_bytes_ -= vit->second->bytes;
+      // Keep the evicted page's buffers for the next decode when nobody else can see them: readers get
+      // entries and values only through cache_ under mu_, so use counts of 1 here mean no one holds them.
+      const auto& victim = vit->second;
+      if (victim.use_count() == 1 && victim->values && victim->values.use_count() == 1 && spare_.size() < kSpare)
+        spare_.push_back(std::move(const_cast<ColumnValues&>(*victim->values)));
       cache_.erase(vit);
       lru_.pop_back();
     }

@@ -59,6 +59,13 @@ class ParquetDataset final : public data::Dataset {
   std::vector<size_t> row_group_ends() const;
   // The largest k' <= k (at least 1) such that any k' groups' image bytes fit in half the page cache.
   size_t window_groups_fitting_cache(size_t k) const;
+  // The page cache a locality order with windows of k groups needs: the k largest groups plus a quarter
+  // (pages of the next window arrive while the last rows of this one are read), in MB rounded up. A cache much larger than that only delays the
+  // reuse of evicted pages' buffers (fresh memory page-faults on every decode until the cache is full).
+  size_t cache_mb_for_window(size_t k) const;
+  // Changes the page cache budget (before reading starts; not thread-safe against read_image).
+  void set_cache_mb(size_t mb) { opts_.cache_mb = mb; }
+  size_t cache_mb() const { return opts_.cache_mb; }
 
  private:
   struct FileInfo {
@@ -92,6 +99,8 @@ class ParquetDataset final : public data::Dataset {
   mutable std::list<Key> lru_;                               // most recent first
   mutable std::map<Key, std::shared_ptr<CacheEntry>> cache_;
   mutable size_t cached_bytes_ = 0;
+  static constexpr size_t kSpare = 4;
+  mutable std::vector<ColumnValues> spare_;  // evicted pages' buffers, refilled by the next decodes
 };
 
 }  // namespace bt::parquet

@@ -171,7 +171,7 @@ std::vector<ParquetFile::PageLocation> ParquetFile::page_locations(size_t g, siz
 }
 
 ColumnValues ParquetFile::read_pages(size_t g, size_t leaf, const std::vector<PageLocation>& locs, size_t first,
-                                     size_t last) const {
+                                     size_t last, ColumnValues reuse) const {
   if (first > last || last >= locs.size() || locs[first].dictionary || locs[last].dictionary)
     fail(source_->name(), ": bad page range ", first, "..", last);
   try {
@@ -192,7 +192,8 @@ ColumnValues ParquetFile::read_pages(size_t g, size_t leaf, const std::vector<Pa
     ColumnMetaData m = meta_.row_groups[g].columns[leaf].meta;
     const size_t rows = locs[last].first_row + locs[last].num_rows - locs[first].first_row;
     m.num_values = static_cast<int64_t>(rows);
-    return decode_column_chunk(bytes.data(), total, schema_.leaves[leaf], m, static_cast<int64_t>(rows));
+    return decode_column_chunk(bytes.data(), total, schema_.leaves[leaf], m, static_cast<int64_t>(rows),
+                               std::move(reuse));
   } catch (...) {
     rethrow(g, leaf);
   }

@@ -52,7 +52,7 @@ class ParquetFile {
   // Decodes data pages locs[first..last] (and the chunk's dictionary page, if any): the rows
   // [locs[first].first_row, locs[last].first_row + locs[last].num_rows) of the group.
   ColumnValues read_pages(size_t g, size_t leaf, const std::vector<PageLocation>& locs, size_t first,
-                          size_t last) const;
+                          size_t last, ColumnValues reuse = {}) const;
 
  private:
   // Validated [start, start + length) of a chunk; throws without file context.
