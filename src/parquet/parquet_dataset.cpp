@@ -10,6 +10,13 @@
 
 namespace bt::parquet {
 
+struct ParquetDataset::SparePool {
+  static constexpr size_t kMax = 4;
+  SparePool() { values.reserve(kMax); }  // so returning a page never allocates (it runs in a deleter)
+  std::mutex mu;
+  std::vector<ColumnValues> values;
+};
+
 struct ParquetDataset::CacheEntry {
   std::mutex mu;  // held while decoding, so concurrent readers of the group wait for one decode
   std::shared_ptr<const ColumnValues> values;
@@ -80,14 +87,14 @@ std::vector<std::string> ParquetDataset::expand_files(const std::vector<std::str
 }
 
 ParquetDataset::ParquetDataset(const std::vector<std::string>& files, ParquetDatasetOptions opts)
-    : opts_(std::move(opts)) {
+    : opts_(std::move(opts)), spare_(std::make_shared<SparePool>()) {
   std::vector<std::shared_ptr<const ByteSource>> sources;
   for (const std::string& f : expand_files(files)) sources.push_back(open_file_source(f));
   open(std::move(sources));
 }
 
 ParquetDataset::ParquetDataset(std::vector<std::shared_ptr<const ByteSource>> sources, ParquetDatasetOptions opts)
-    : opts_(std::move(opts)) {
+    : opts_(std::move(opts)), spare_(std::make_shared<SparePool>()) {
   open(std::move(sources));
 }
 
@@ -233,15 +240,21 @@ std::shared_ptr<const ColumnValues> ParquetDataset::page_of(size_t gi, size_t r,
   if (e->values) return e->values;
   ColumnValues reuse;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!spare_.empty()) {
-      reuse = std::move(spare_.back());
-      spare_.pop_back();
+    std::lock_guard<std::mutex> lock(spare_->mu);
+    if (!spare_->values.empty()) {
+      reuse = std::move(spare_->values.back());
+      spare_->values.pop_back();
     }
   }
-  // Not a const object, so the buffers may be moved to spare_ once evicted (handed out as const only).
-  std::shared_ptr<const ColumnValues> values = std::make_shared<ColumnValues>(
+  // When the last holder (cache or reader) drops the page, its buffers go back to the pool for the next
+  // decode; the shared_ptr's release ordering makes that safe without looking at use counts.
+  auto values_owned = std::make_unique<ColumnValues>(
       fi.file->read_pages(g.group, static_cast<size_t>(fi.bytes_leaf), *pages, p - 1, p - 1, std::move(reuse)));
+  std::shared_ptr<const ColumnValues> values(values_owned.release(), [pool = spare_](const ColumnValues* cv) {
+    std::unique_ptr<ColumnValues> own(const_cast<ColumnValues*>(cv));  // allocated non-const above
+    std::lock_guard<std::mutex> lock(pool->mu);
+    if (pool->values.size() < SparePool::kMax) pool->values.push_back(std::move(*own));  // capacity reserved
+  });
   std::lock_guard<std::mutex> lock(mu_);
   e->values = values;
   e->bytes = values->memory_bytes();
@@ -253,11 +266,6 @@ std::shared_ptr<const ColumnValues> ParquetDataset::page_of(size_t gi, size_t r,
     while (cached_bytes_ > budget && lru_.size() > 1 && lru_.back() != key) {
       auto vit = cache_.find(lru_.back());
       cached_bytes_ -= vit->second->bytes;
-      // Keep the evicted page's buffers for the next decode when nobody else can see them: readers get
-      // entries and values only through cache_ under mu_, so use counts of 1 here mean no one holds them.
-      const auto& victim = vit->second;
-      if (victim.use_count() == 1 && victim->values && victim->values.use_count() == 1 && spare_.size() < kSpare)
-        spare_.push_back(std::move(const_cast<ColumnValues&>(*victim->values)));
       cache_.erase(vit);
       lru_.pop_back();
     }

@@ -77,6 +77,7 @@ class ParquetDataset final : public data::Dataset {
     size_t file, group, begin;
   };
   struct CacheEntry;
+  struct SparePool;
 
   void open(std::vector<std::shared_ptr<const ByteSource>> sources);
   void load_file(size_t f);
@@ -99,8 +100,7 @@ class ParquetDataset final : public data::Dataset {
   mutable std::list<Key> lru_;                               // most recent first
   mutable std::map<Key, std::shared_ptr<CacheEntry>> cache_;
   mutable size_t cached_bytes_ = 0;
-  static constexpr size_t kSpare = 4;
-  mutable std::vector<ColumnValues> spare_;  // evicted pages' buffers, refilled by the next decodes
+  std::shared_ptr<SparePool> spare_;  // dropped pages' buffers for the next decodes (outlives us if need be)
 };
 
 }  // namespace bt::parquet
