@@ -38,8 +38,6 @@ struct BenchArgs {
   loader::LoaderOptions opt;
 };
 
-constexpr size_t kDefaultWindowGroups = 8;
-
 struct Run {
   double samples_per_s = 0;
   double read = 0, decode = 0, transform = 0, normalize = 0, wait = 0;  // seconds, summed over samples
@@ -69,15 +67,8 @@ std::shared_ptr<const data::Dataset> open_source(BenchArgs& a) {  // parquet: se
       po.image_column = a.opt.image_column;
       po.caption_column = a.opt.caption_column;
       auto pq = std::make_shared<parquet::ParquetDataset>(std::vector<std::string>{a.data}, po);
-      // Shuffle row groups, then rows within a window of groups, so each decoded page serves all its rows;
-      // the page cache is then trimmed to what the window needs, so evicted pages' buffers get reused.
-      if (a.window_groups != 0) {
-        const size_t k = pq->window_groups_fitting_cache(
-            a.window_groups < 0 ? kDefaultWindowGroups : static_cast<size_t>(a.window_groups));
-        a.opt.sampler.row_group_ends = pq->row_group_ends();
-        a.opt.sampler.shuffle_window_groups = k;
-        pq->set_cache_mb(std::min(pq->cache_mb(), pq->cache_mb_for_window(k)));
-      }
+      // Shuffle row groups, then rows within a window of groups, so each decoded page serves all its rows.
+      a.opt.sampler.shuffle_window_groups = pq->prepare_locality_order(a.window_groups, a.opt.sampler.row_group_ends);
       return pq;
 #else
       fail("--data ", a.data, ": this build has no parquet reader");

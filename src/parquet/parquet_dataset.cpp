@@ -182,6 +182,15 @@ size_t ParquetDataset::window_groups_fitting_cache(size_t k) const {
   return std::max<size_t>(fit, 1);
 }
 
+size_t ParquetDataset::prepare_locality_order(int requested, std::vector<size_t>& row_group_ends) {
+  row_group_ends.clear();
+  if (requested == 0) return 0;
+  const size_t k = window_groups_fitting_cache(requested < 0 ? kDefaultWindowGroups : static_cast<size_t>(requested));
+  row_group_ends = this->row_group_ends();
+  set_cache_mb(std::min(cache_mb(), cache_mb_for_window(k)));
+  return k;
+}
+
 size_t ParquetDataset::cache_mb_for_window(size_t k) const {
   std::vector<uint64_t> sizes;
   for (const Span& s : spans_) sizes.push_back(s.image_bytes);

@@ -67,6 +67,13 @@ class ParquetDataset final : public data::Dataset {
   void set_cache_mb(size_t mb) { opts_.cache_mb = mb; }
   size_t cache_mb() const { return opts_.cache_mb; }
 
+  // The default reading order for training and benchmarks: `requested` groups per shuffle window (-1 = the
+  // default kDefaultWindowGroups, 0 = fully random rows), capped to fit the page cache, which is then trimmed to
+  // what the window needs. Returns the window for SamplerOptions::shuffle_window_groups (0 = fully random) and
+  // fills `row_group_ends` for SamplerOptions::row_group_ends. Call before reading starts.
+  static constexpr size_t kDefaultWindowGroups = 8;
+  size_t prepare_locality_order(int requested, std::vector<size_t>& row_group_ends);
+
  private:
   struct FileInfo {
     std::unique_ptr<ParquetFile> file;

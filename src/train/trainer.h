@@ -23,6 +23,8 @@ struct TrainOptions {
   std::string model_preset = "tiny";
   std::string train_file, validation_file;  // captions file/folder, tar shards, or parquet (auto-detected)
   std::string train_shards;                 // WebDataset tar shards (pattern); alternative to train_file
+  int shuffle_window_row_groups = -1;       // parquet: shuffle row groups, then rows within windows of this many
+                                            // groups (-1 default, 0 fully random rows)
   std::string image_column = "image", caption_column = "caption";
   std::string output_dir = "runs/train";
   bool overwrite_output_dir = false;

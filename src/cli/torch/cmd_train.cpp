@@ -22,6 +22,9 @@ void setup(CLI::App& app) {
   app.add_option("--model_preset", o->model_preset, "Random-init shapes when no checkpoint: tiny|small|base|large")->capture_default_str();
   app.add_option("--train_file", o->train_file, "Captions file (JSONL/CSV), image folder with captions.jsonl, HF parquet (file, folder, glob) or tar shards; none: built-in demo data");
   app.add_option("--train_shards", o->train_shards, "WebDataset tar shards: a .tar, a glob, a brace pattern (shard-{000..009}.tar) or a folder");
+  app.add_option("--shuffle_window_row_groups", o->shuffle_window_row_groups,
+                 "parquet: shuffle row groups, then rows within windows of K groups so each decoded page serves all "
+                 "its rows (-1: 8, capped to the page cache; 0: fully random rows)");
   app.add_option("--validation_file", o->validation_file, "Validation split (same forms) for eval loss and recall@K");
   app.add_option("--image_column", o->image_column)->capture_default_str();
   auto cc = app.add_option("--caption_column", o->caption_column, "Caption column (parquet default: image_description, as the HF New Yorker set)")->capture_default_str();

@@ -175,13 +175,18 @@ loader::LoaderOptions loader_options(const TrainOptions& o, int image_size, int 
 }
 
 // Captions file/folder, WebDataset tar shards (path, glob or brace pattern) or HF parquet (file, folder, glob).
-std::shared_ptr<const data::Dataset> open_data(const std::string& path, const TrainOptions& o, const char* flag) {
+// A training parquet set also gets its locality order (row groups shuffled, then rows within windows of groups),
+// returned through `sampler` for the train loader's SamplerOptions.
+std::shared_ptr<const data::Dataset> open_data(const std::string& path, const TrainOptions& o, const char* flag,
+                                               loader::SamplerOptions* sampler = nullptr) {
   const data::SourceKind kind = data::classify_source(path);
   if (kind == data::SourceKind::kParquet) {
     parquet::ParquetDatasetOptions po;
     po.image_column = o.image_column;
     po.caption_column = o.caption_column;
-    return std::make_shared<const parquet::ParquetDataset>(std::vector<std::string>{path}, po);
+    auto pq = std::make_shared<parquet::ParquetDataset>(std::vector<std::string>{path}, po);
+    if (sampler) sampler->shuffle_window_groups = pq->prepare_locality_order(o.shuffle_window_row_groups, sampler->row_group_ends);
+    return pq;
   }
   if (kind == data::SourceKind::kCaptions && !fs::exists(path)) fail(flag, " ", path, ": no such file or folder");
   data::CaptionsOptions co;
@@ -244,8 +249,9 @@ TrainSummary run_train(const TrainOptions& o) {
   std::string train_path = o.train_shards.empty() ? o.train_file : o.train_shards, val_path = o.validation_file;
   const bool demo = train_path.empty();
   std::shared_ptr<const data::Dataset> train_ds, val_ds;
+  loader::SamplerOptions train_locality;  // parquet's row-group windows (empty otherwise)
   if (!demo) {
-    train_ds = open_data(train_path, o, train_flag);
+    train_ds = open_data(train_path, o, train_flag, &train_locality);
     if (!val_path.empty()) val_ds = open_data(val_path, o, "--validation_file");
   }
 
@@ -314,13 +320,16 @@ TrainSummary run_train(const TrainOptions& o) {
   // Loaders and the step plan.
   // Several ranks with dedupe: dedupe the global batch once (the same order on every rank), then shard it.
   loader::LoaderOptions train_lo = loader_options(o, image_size, B, true);
+  train_lo.sampler.row_group_ends = train_locality.row_group_ends;
+  train_lo.sampler.shuffle_window_groups = train_locality.shuffle_window_groups;
   std::shared_ptr<GlobalOrderView> global_view;
   if (o.world_size > 1 && train_lo.sampler.dedupe_images_in_batch) {
     loader::SamplerOptions g = train_lo.sampler;
     g.batch_size = static_cast<size_t>(B) * static_cast<size_t>(o.world_size);
     global_view = std::make_shared<GlobalOrderView>(train_ds, g);
-    train_lo.sampler.shuffle = false;
+    train_lo.sampler.shuffle = false;  // the view is already in (locality-)shuffled, deduplicated global order
     train_lo.sampler.dedupe_images_in_batch = false;
+    train_lo.sampler.row_group_ends.clear();
   }
   loader::Loader train_loader(global_view ? std::shared_ptr<const data::Dataset>(global_view) : train_ds, train_lo);
   const size_t batches_per_epoch = train_loader.sampler().rows_per_epoch() / static_cast<size_t>(B);
