@@ -12,6 +12,7 @@
 
 #include "data/synth.h"
 #include "train/run_log.h"
+#include "run_bridgetune.h"
 
 namespace fs = std::filesystem;
 
@@ -22,39 +23,12 @@ struct Result {
   std::string err;
 };
 
-// Starts the executable with `args`, stdout+stderr into a file; returns the pid.
-pid_t spawn(const std::vector<std::string>& args, const fs::path& log) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    FILE* f = std::fopen(log.c_str(), "w");
-    dup2(fileno(f), 1);
-    dup2(fileno(f), 2);
-    std::vector<char*> argv;
-    std::string exe = BT_BRIDGETUNE_EXE;
-    argv.push_back(exe.data());
-    for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    setenv("OPENBLAS_NUM_THREADS", "1", 1);
-    unsetenv("WORLD_SIZE");
-    unsetenv("RANK");
-    execv(exe.c_str(), argv.data());
-    _exit(127);
-  }
-  return pid;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using bt::test::slurp;
+using bt::test::spawn_bridgetune;
 
 Result run(const std::vector<std::string>& args, const fs::path& log) {
-  pid_t pid = spawn(args, log);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), slurp(log)};
+  const int code = bt::test::wait_exit_code(spawn_bridgetune(args, log));
+  return {code, slurp(log)};
 }
 
 class TrainCli : public ::testing::Test {
@@ -159,7 +133,7 @@ TEST_F(TrainCli, SigkillMidRunThenResumeLatest) {
   ASSERT_EQ(run(args, root_ / "kill_ref.log").code, 0);
   const auto ref = losses(ref_out);
   args = with(base(out, 8), {"--save_steps", "2"});
-  pid_t pid = spawn(args, root_ / "kill.log");
+  pid_t pid = spawn_bridgetune(args, root_ / "kill.log");
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(300);
   while (!fs::exists(out / "checkpoint-4") && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));

@@ -19,6 +19,7 @@
 #include "model/safetensors.h"
 #include "train/checkpoint_dir.h"
 #include "train/run_log.h"
+#include "run_bridgetune.h"
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -37,45 +38,9 @@ int free_port() {
   return ntohs(a.sin_port);
 }
 
-// rank < 0: a plain single process (no distributed variables).
-pid_t spawn(const std::vector<std::string>& args, const fs::path& log, int rank, int world, int port) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    FILE* f = std::fopen(log.c_str(), "w");
-    dup2(fileno(f), 1);
-    dup2(fileno(f), 2);
-    std::string exe = BT_BRIDGETUNE_EXE;
-    std::vector<char*> argv{exe.data()};
-    for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    setenv("OPENBLAS_NUM_THREADS", "1", 1);
-    for (const char* v : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
-                          "TORCHELASTIC_USE_AGENT_STORE", "TORCHELASTIC_RESTART_COUNT"})
-      unsetenv(v);
-    if (rank >= 0) {
-      setenv("RANK", std::to_string(rank).c_str(), 1);
-      setenv("WORLD_SIZE", std::to_string(world).c_str(), 1);
-      setenv("MASTER_ADDR", "127.0.0.1", 1);
-      setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
-    }
-    execv(exe.c_str(), argv.data());
-    _exit(127);
-  }
-  return pid;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-int wait_code(pid_t pid) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
+using bt::test::slurp;
+using bt::test::spawn_bridgetune;
+using bt::test::wait_exit_code;
 
 struct RunResult {
   std::vector<int> codes;
@@ -88,10 +53,10 @@ RunResult run(const std::vector<std::string>& args, const fs::path& log, int wor
   std::vector<pid_t> pids;
   const int n = std::max(world, 1);
   for (int r = 0; r < n; ++r)
-    pids.push_back(spawn(args, log.string() + "." + std::to_string(r), world ? r : -1, world, port));
+    pids.push_back(spawn_bridgetune(args, log.string() + "." + std::to_string(r), world ? r : -1, world, port));
   RunResult out;
   for (int r = 0; r < n; ++r) {
-    out.codes.push_back(wait_code(pids[r]));
+    out.codes.push_back(wait_exit_code(pids[r]));
     out.output += slurp(log.string() + "." + std::to_string(r));
   }
   return out;
@@ -197,19 +162,19 @@ TEST_F(TrainDist, KilledRankMakesThePeerFailWithinTheTimeout) {
   args[args.size() - 5] = "20";  // --ddp_timeout
   ASSERT_EQ(args[args.size() - 6], "--ddp_timeout");
   const int port = free_port();
-  pid_t r0 = spawn(args, root_ / "killed.log.0", 0, 2, port);
-  pid_t r1 = spawn(args, root_ / "killed.log.1", 1, 2, port);
+  pid_t r0 = spawn_bridgetune(args, root_ / "killed.log.0", 0, 2, port);
+  pid_t r1 = spawn_bridgetune(args, root_ / "killed.log.1", 1, 2, port);
   const auto t0 = Clock::now();
   // A checkpoint folder shows that both ranks are in the step loop (rank 0's logs are buffered).
   auto training = [&] { return !bt::train::list_checkpoints(out).empty(); };
   while (!training() && Clock::now() - t0 < std::chrono::seconds(60) && kill(r0, 0) == 0 && kill(r1, 0) == 0)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   if (!training()) {
-    kill(r0, SIGKILL), kill(r1, SIGKILL), wait_code(r0), wait_code(r1);
+    kill(r0, SIGKILL), kill(r1, SIGKILL), wait_exit_code(r0), wait_exit_code(r1);
     FAIL() << "no checkpoint after 60 s: " << slurp(root_ / "killed.log.0");
   }
   kill(r1, SIGKILL);
-  wait_code(r1);
+  wait_exit_code(r1);
   const auto t_kill = Clock::now();
   int code = -1;
   while (Clock::now() - t_kill < std::chrono::seconds(45)) {
@@ -222,7 +187,7 @@ TEST_F(TrainDist, KilledRankMakesThePeerFailWithinTheTimeout) {
   }
   if (code == -1) {
     kill(r0, SIGKILL);
-    wait_code(r0);
+    wait_exit_code(r0);
     FAIL() << "rank 0 still ran 45 s after its peer died";
   }
   const std::string log = slurp(root_ / "killed.log.0");
