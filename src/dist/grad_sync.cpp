@@ -1,6 +1,7 @@
 #include "dist/grad_sync.h"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 
 #include <chrono>
 

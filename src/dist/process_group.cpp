@@ -2,12 +2,25 @@
 #include "dist/process_group.h"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/version.h>
+#ifdef BT_DIST_HAVE_GLOO
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#endif
 #ifdef BT_DIST_HAVE_NCCL
 #include <c10/cuda/CUDAFunctions.h>
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+// libtorch 2.x split c10d's ProcessGroup into a dispatching front and per-device Backends; Gloo and NCCL are
+// Backends there, with the collective signatures 1.13's ProcessGroup had. One group is one backend here.
+#if TORCH_VERSION_MAJOR >= 2
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+using C10dGroup = c10d::Backend;
+#else
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+using C10dGroup = c10d::ProcessGroup;
 #endif
 
 #include <atomic>
@@ -32,9 +45,17 @@ bool have_nccl() {
 #endif
 }
 
+bool have_gloo() {
+#ifdef BT_DIST_HAVE_GLOO
+  return true;
+#else
+  return false;
+#endif
+}
+
 struct Group::Impl {
   c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::ProcessGroup> pg;
+  c10::intrusive_ptr<C10dGroup> pg;
   std::unique_ptr<Watchdog> watchdog;
   bool dead = false;
   std::string who;  // "rank 1/2"
@@ -79,6 +100,7 @@ struct Group::Impl {
 
 namespace {
 
+#ifdef BT_DIST_HAVE_GLOO
 std::shared_ptr<::gloo::transport::Device> gloo_device(const DistEnv& env) {
   // GLOO_SOCKET_IFNAME as in torch.distributed; loopback rendezvous -> loopback device (CI, one node);
   // else the address this host's name resolves to (c10d's default), which is what other nodes can reach.
@@ -92,6 +114,7 @@ std::shared_ptr<::gloo::transport::Device> gloo_device(const DistEnv& env) {
     return c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
   return c10d::ProcessGroupGloo::createDefaultDevice();
 }
+#endif
 
 }  // namespace
 
@@ -119,6 +142,10 @@ std::unique_ptr<Group> init_process_group(const DistEnv& env, const GroupOptions
   if (cuda && !have_nccl())
     fail("--device cuda with WORLD_SIZE=", env.world_size,
          " needs NCCL, but this build's libtorch has no CUDA/NCCL (rebuild against a CUDA libtorch)");
+  if (!cuda && !have_gloo())
+    fail("--device cpu with WORLD_SIZE=", env.world_size,
+         " needs Gloo, but this build found no Gloo headers/library at configure time (Debian: libgloo-dev; "
+         "rebuild) -- or run one process");
 
   auto impl = std::make_unique<Group::Impl>();
   impl->who = str("rank ", env.rank, "/", env.world_size);
@@ -132,7 +159,19 @@ std::unique_ptr<Group> init_process_group(const DistEnv& env, const GroupOptions
   so.waitWorkers = false;  // the backend's full-mesh connect below waits for everyone anyway
   so.timeout = timeout;
   try {
-    c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
+    c10::intrusive_ptr<c10d::Store> store;
+    try {
+      store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
+    } catch (const std::exception& e) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+      // libtorch >= 2.4 asks for the libuv store by default; builds without libuv (Debian's) refuse it.
+      if (!so.useLibUV || std::string(e.what()).find("libuv") == std::string::npos) throw;
+      so.useLibUV = false;
+      store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
+#else
+      throw;
+#endif
+    }
     // torchrun's agent store is shared by every restart attempt: use the key space torch's own workers use.
     const std::string prefix = env.agent_store ? str("/worker/attempt_", env.restart_count, "/bt") : "bt";
     impl->store = c10::make_intrusive<c10d::PrefixStore>(prefix, store);
@@ -156,10 +195,12 @@ std::unique_ptr<Group> init_process_group(const DistEnv& env, const GroupOptions
       g->backend_ = "nccl";
 #endif
     } else {
+#ifdef BT_DIST_HAVE_GLOO
       auto o = c10d::ProcessGroupGloo::Options::create(timeout);
       o->devices.push_back(gloo_device(env));
       impl->pg = c10::make_intrusive<c10d::ProcessGroupGloo>(impl->store, env.rank, env.world_size, o);
       g->backend_ = "gloo";
+#endif
     }
   } catch (const std::exception& e) {
     const auto* ce = dynamic_cast<const c10::Error*>(&e);
@@ -170,8 +211,6 @@ std::unique_ptr<Group> init_process_group(const DistEnv& env, const GroupOptions
   g->impl_ = std::move(impl);
   return g;
 }
-
-c10d::ProcessGroup* Group::c10d_group() { return impl_ ? impl_->pg.get() : nullptr; }
 
 void Group::barrier() {
   if (!impl_) return;

@@ -1,5 +1,6 @@
-// A c10d process group for data-parallel training: Gloo on CPU, NCCL for CUDA tensors (only in builds against a
-// CUDA libtorch; BT_DIST_HAVE_NCCL). Rendezvous through c10d's TCPStore at MASTER_ADDR:MASTER_PORT, as torchrun
+// A c10d process group for data-parallel training: Gloo on CPU (builds that found Gloo; BT_DIST_HAVE_GLOO), NCCL
+// for CUDA tensors (only in builds against a CUDA libtorch; BT_DIST_HAVE_NCCL). A build with neither still trains
+// one process; init_process_group then fails for WORLD_SIZE > 1 with a message naming what to install. Rendezvous through c10d's TCPStore at MASTER_ADDR:MASTER_PORT, as torchrun
 // sets it up (see env.h for who hosts the store).
 //
 // Contract:
@@ -19,10 +20,6 @@
 #include <vector>
 
 #include "dist/env.h"
-
-namespace c10d {
-class ProcessGroup;
-}
 
 namespace bt::dist {
 
@@ -68,9 +65,6 @@ class Group {
   };
   std::unique_ptr<Pending> all_reduce_sum_async(at::Tensor& t, const char* what);
 
-  // The c10d group itself (nullptr when world_size 1), for anything not wrapped here.
-  c10d::ProcessGroup* c10d_group();
-
   struct Impl;
 
  private:
@@ -87,5 +81,7 @@ std::unique_ptr<Group> init_process_group(const DistEnv& env, const GroupOptions
 
 // True when this build can make NCCL groups (a CUDA libtorch with c10d NCCL).
 bool have_nccl();
+// True when this build can make Gloo groups (the Gloo headers and library were found; Debian: libgloo-dev).
+bool have_gloo();
 
 }  // namespace bt::dist

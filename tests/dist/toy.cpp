@@ -1,6 +1,7 @@
 #include "toy.h"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 
 #include <fstream>
 #include <stdexcept>
