@@ -41,8 +41,11 @@ Tensor EmbeddingImpl::forward(const Tensor& ids) { return torch::embedding(weigh
 
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double dropout, bool train) {
 #if defined(TORCH_VERSION_MAJOR) && TORCH_VERSION_MAJOR >= 2
-  return at::scaled_dot_product_attention(q, k, v, mask.defined() ? mask.to(q.scalar_type()) : mask,
-                                          train ? dropout : 0.0, false);
+  // An engaged optional holding an undefined tensor would count as "has a mask" (no flash kernel, and the math
+  // fallback adds it): pass none when there is none.
+  c10::optional<Tensor> m;
+  if (mask.defined()) m = mask.to(q.scalar_type());
+  return at::scaled_dot_product_attention(q, k, v, m, train ? dropout : 0.0, false);
 #else
   // libtorch 1.13 has no public fused kernel: the same math as HF's eager attention.
   auto scores = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(q.size(-1)));

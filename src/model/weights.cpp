@@ -52,15 +52,6 @@ Tensor copy_view(const st::TensorView& v) {
   return t;
 }
 
-// Buffers that old HF checkpoints carried and the model recomputes.
-bool ignorable(const std::string& k) {
-  auto ends = [&](const char* s) {
-    size_t n = std::strlen(s);
-    return k.size() >= n && k.compare(k.size() - n, n, s) == 0;
-  };
-  return ends("position_ids") || ends("token_type_ids");
-}
-
 }  // namespace
 
 void PretrainedModel::init_weights() {

@@ -1,6 +1,7 @@
 #include "train/torch/evaluate.h"
 
 #include <ATen/autocast_mode.h>
+#include <torch/version.h>
 
 #include <unordered_map>
 
@@ -8,8 +9,19 @@
 
 namespace bt::train {
 
+// libtorch 2.4 replaced the per-device autocast setters (set_enabled, set_cpu_enabled, set_autocast_gpu_dtype, ...)
+// by ones taking the device type; the old names are deprecated there and may be gone in later releases.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+#define BT_AUTOCAST_BY_DEVICE_TYPE 1
+#endif
+
 Bf16Autocast::Bf16Autocast(bool enabled, const torch::Device& device) : on_(enabled), cuda_(device.is_cuda()) {
   if (!on_) return;
+#ifdef BT_AUTOCAST_BY_DEVICE_TYPE
+  const auto type = cuda_ ? at::kCUDA : at::kCPU;
+  at::autocast::set_autocast_dtype(type, at::kBFloat16);
+  at::autocast::set_autocast_enabled(type, true);
+#else
   if (cuda_) {
     at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
     at::autocast::set_enabled(true);
@@ -17,14 +29,19 @@ Bf16Autocast::Bf16Autocast(bool enabled, const torch::Device& device) : on_(enab
     at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
     at::autocast::set_cpu_enabled(true);
   }
+#endif
 }
 
 Bf16Autocast::~Bf16Autocast() {
   if (!on_) return;
+#ifdef BT_AUTOCAST_BY_DEVICE_TYPE
+  at::autocast::set_autocast_enabled(cuda_ ? at::kCUDA : at::kCPU, false);
+#else
   if (cuda_)
     at::autocast::set_enabled(false);
   else
     at::autocast::set_cpu_enabled(false);
+#endif
   at::autocast::clear_cache();
 }
 

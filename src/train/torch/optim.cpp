@@ -25,25 +25,42 @@ void AdamW::zero_grad() {
 
 void AdamW::step(double lr) {
   torch::NoGradGuard no_grad;
+  // Parameters with a gradient, grouped by what their update's scalars depend on (decay, step count): each group
+  // is one multi-tensor (_foreach_) kernel per line of the update instead of one kernel per parameter per line.
+  // On a GPU that is ~10 launches per group instead of ~10 per tensor (the large preset has ~1000 tensors); on the
+  // CPU the _foreach_ ops run the same per-tensor ops as before, so results do not change by a bit.
+  std::map<std::pair<bool, int64_t>, std::vector<size_t>> groups;
   for (size_t i = 0; i < params_.size(); ++i) {
     auto& p = params_[i].tensor;
-    const auto& g = p.grad();
-    if (!g.defined()) continue;
+    if (!p.grad().defined()) continue;
     State& s = state_[i];
     if (!s.exp_avg.defined()) {
       s.exp_avg = torch::zeros_like(p, torch::MemoryFormat::Preserve);
       s.exp_avg_sq = torch::zeros_like(p, torch::MemoryFormat::Preserve);
     }
     s.step += 1;
-    const double wd = params_[i].decay ? opt_.weight_decay : 0.0;
-    if (wd != 0.0) p.mul_(1.0 - lr * wd);
-    s.exp_avg.mul_(opt_.beta1).add_(g, 1.0 - opt_.beta1);
-    s.exp_avg_sq.mul_(opt_.beta2).addcmul_(g, g, 1.0 - opt_.beta2);
-    const double bc1 = 1.0 - std::pow(opt_.beta1, static_cast<double>(s.step));
-    const double bc2 = 1.0 - std::pow(opt_.beta2, static_cast<double>(s.step));
-    const double step_size = lr / bc1;
-    auto denom = (s.exp_avg_sq.sqrt() / std::sqrt(bc2)).add_(opt_.eps);
-    p.addcdiv_(s.exp_avg, denom, -step_size);
+    groups[{params_[i].decay && opt_.weight_decay != 0.0, s.step}].push_back(i);
+  }
+  for (const auto& [key, idx] : groups) {
+    std::vector<torch::Tensor> p, g, m, v;
+    for (size_t i : idx) {
+      p.push_back(params_[i].tensor);
+      g.push_back(params_[i].tensor.grad());
+      m.push_back(state_[i].exp_avg);
+      v.push_back(state_[i].exp_avg_sq);
+    }
+    const auto [decay, step] = key;
+    if (decay) at::_foreach_mul_(p, 1.0 - lr * opt_.weight_decay);
+    at::_foreach_mul_(m, opt_.beta1);
+    at::_foreach_add_(m, g, 1.0 - opt_.beta1);
+    at::_foreach_mul_(v, opt_.beta2);
+    at::_foreach_addcmul_(v, g, g, 1.0 - opt_.beta2);
+    const double bc1 = 1.0 - std::pow(opt_.beta1, static_cast<double>(step));
+    const double bc2 = 1.0 - std::pow(opt_.beta2, static_cast<double>(step));
+    auto denom = at::_foreach_sqrt(v);
+    at::_foreach_div_(denom, std::sqrt(bc2));
+    at::_foreach_add_(denom, opt_.eps);
+    at::_foreach_addcdiv_(p, m, denom, -lr / bc1);
   }
 }
 
@@ -90,17 +107,18 @@ AdamW make_adamw(torch::nn::Module& model, AdamWOptions opt) {
 
 double clip_grad_norm(const std::vector<torch::Tensor>& params, double max_norm) {
   torch::NoGradGuard no_grad;
-  std::vector<torch::Tensor> norms;
+  std::vector<torch::Tensor> grads;
   for (const auto& p : params)
-    if (p.grad().defined()) norms.push_back(p.grad().detach().norm(2).to(torch::kFloat32));
-  if (norms.empty()) return 0.0;
+    if (p.grad().defined()) grads.push_back(p.grad().detach());
+  if (grads.empty()) return 0.0;
+  // One multi-tensor kernel per step instead of one norm per parameter (what torch's clip_grad_norm_ does too).
+  std::vector<torch::Tensor> norms = at::_foreach_norm(grads, 2);
+  for (auto& n : norms) n = n.to(torch::kFloat32);
   const auto total = torch::stack(norms).norm(2);
   const double total_v = total.item<double>();
   if (max_norm > 0) {
     const double coef = max_norm / (total_v + 1e-6);
-    if (coef < 1.0)
-      for (const auto& p : params)
-        if (p.grad().defined()) p.grad().mul_(coef);
+    if (coef < 1.0) at::_foreach_mul_(grads, coef);
   }
   return total_v;
 }
