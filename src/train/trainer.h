@@ -21,6 +21,8 @@ struct TrainOptions {
   // Model and data.
   std::string model_name_or_path;  // HF checkpoint dir; empty: model_preset (random init)
   std::string model_preset = "tiny";
+  std::string tokenizer_name;  // tokenizer folder (vocab.json + merges.txt or tokenizer.json) for a preset model;
+                               // empty: the checkpoint's, else a small BPE trained on the training captions
   std::string train_file, validation_file;  // captions file/folder, tar shards, or parquet (auto-detected)
   std::string train_shards;                 // WebDataset tar shards (pattern); alternative to train_file
   int shuffle_window_row_groups = -1;       // parquet: shuffle row groups, then rows within windows of this many

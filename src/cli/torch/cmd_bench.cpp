@@ -21,7 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct BenchArgs {
-  std::string data, out_dir = "runs/bench", workers = "0,1,2", preset = "tiny", device = "cpu";
+  std::string data, out_dir = "runs/bench", workers = "0,1,2", preset = "tiny", device = "cpu", tokenizer;
   int batch = 16, steps = 30, warmup = 5, image_size = 0, synth_n = 512, synth_max_width = 800;
   int decoded_cache_mb = 0, torch_threads = 0, repeats = 3;
   bool bf16 = false, media_pipeline_on = false;
@@ -70,6 +70,7 @@ void run(const BenchArgs& a) {
                               *std::max_element(workers.begin(), workers.end()));
   train::TrainOptions base;
   base.model_preset = a.preset;
+  base.tokenizer_name = a.tokenizer;
   base.train_file = data;
   base.per_device_train_batch_size = a.batch;
   base.max_steps = a.steps;
@@ -140,6 +141,9 @@ void setup(CLI::App& app) {
   app.add_option("--output_dir", a->out_dir, "Where runs, bench_results.json and bench.png go")->capture_default_str();
   app.add_option("--workers", a->workers, "Comma-separated --dataloader_num_workers values")->capture_default_str();
   app.add_option("--model_preset", a->preset, "tiny|small|base|large")->capture_default_str();
+  app.add_option("--tokenizer_name", a->tokenizer,
+                 "Tokenizer folder (vocab.json + merges.txt); its vocabulary sizes the embeddings (default: a small BPE "
+                 "trained on the captions)");
   app.add_option("--per_device_train_batch_size,--batch", a->batch)->capture_default_str();
   app.add_option("--max_steps,--steps", a->steps, "Steps per configuration")->capture_default_str();
   app.add_option("--throughput_warmup_steps", a->warmup)->capture_default_str();

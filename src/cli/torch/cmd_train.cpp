@@ -20,6 +20,9 @@ void setup(CLI::App& app) {
                         ->expected(0, 1);
   app.add_option("--model_name_or_path", o->model_name_or_path, "HF checkpoint folder (config.json, model.safetensors, tokenizer files)");
   app.add_option("--model_preset", o->model_preset, "Random-init shapes when no checkpoint: tiny|small|base|large")->capture_default_str();
+  app.add_option("--tokenizer_name", o->tokenizer_name,
+                 "Tokenizer folder (vocab.json + merges.txt, or tokenizer.json) for a --model_preset model; its vocabulary "
+                 "sizes the text embeddings (default: a small BPE trained on the captions)");
   app.add_option("--train_file", o->train_file, "Captions file (JSONL/CSV), image folder with captions.jsonl, HF parquet (file, folder, glob) or tar shards; none: built-in demo data");
   app.add_option("--train_shards", o->train_shards, "WebDataset tar shards: a .tar, a glob, a brace pattern (shard-{000..009}.tar) or a folder");
   app.add_option("--shuffle_window_row_groups", o->shuffle_window_row_groups,

@@ -81,6 +81,24 @@ TEST_F(TrainCli, MissingModelDirFailsBeforeWriting) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+// --tokenizer_name: a preset model takes the given vocabulary (its size sizes the embeddings) and saves it.
+TEST_F(TrainCli, TokenizerNameSizesThePresetAndIsSaved) {
+  const fs::path tok = fs::path(BT_TEXT_FIXTURES) / "tiny";
+  const fs::path out = root_ / "out_tok";
+  auto r = run(with(base(out, 2), {"--tokenizer_name", tok.string()}), root_ / "tok.log");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto vocab = bt::train::read_json_file(tok / "vocab.json");
+  const auto cfg = bt::train::read_json_file(out / "config.json");
+  EXPECT_EQ(cfg["text_config"]["vocab_size"].get<size_t>(), vocab.size());
+  EXPECT_EQ(bt::train::read_json_file(out / "vocab.json"), vocab);
+
+  r = run(with(base(root_ / "out_tok_missing", 2), {"--tokenizer_name", (root_ / "nope").string()}),
+          root_ / "tok_missing.log");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("error: --tokenizer_name"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(root_ / "out_tok_missing"));
+}
+
 TEST_F(TrainCli, DatasetSmallerThanOneBatchFailsBeforeWriting) {
   const fs::path out = root_ / "out_small";
   auto args = base(out);
