@@ -20,6 +20,7 @@
 # refreshed after each step), bt_bench.json, peer_train.jsonl.
 # Knobs: BT_GPU_CHECK_BUDGET_S (570), BT_GPU_JOBS (nproc), BT_GPU_BUILD (build-gpu), BT_GPU_DATA,
 #        BT_GPU_RESULTS (/tmp/bt_gpu_results), BT_DEPS_PREFIX (where the .deb bundle goes, /tmp/btdeps),
+#        BT_GPU_STEPS (only these measuring steps, e.g. "bt_bench python_peer"),
 #        BT_GPU_SKIP_FULL=1 (no torch configure: the CUDA kernels + loader only, a dry run without a CUDA libtorch).
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -43,6 +44,9 @@ export OPENBLAS_NUM_THREADS=1
 note() { echo "$*" | tee -a "$SUMMARY"; }
 pack() { cp "$SUMMARY" "$R/" && tar -czf "$OUT/results.tgz.part" -C "$R" . && mv "$OUT/results.tgz.part" "$OUT/results.tgz"; }
 left() { echo $((BUDGET - ($(date +%s) - T0))); }
+# BT_GPU_STEPS="bt_bench python_peer" runs only those measuring steps (the builds always run; on a machine still
+# warm from an earlier call they are no-ops): for a second call that finishes what the first did not reach.
+want() { [ -z "${BT_GPU_STEPS:-}" ] || [[ " $BT_GPU_STEPS " == *" $1 "* ]]; }
 # step NAME TIMEOUT CMD...: runs CMD with min(TIMEOUT, time left - 10 s); logs to $R/logs/NAME.log.
 step() {
   local name=$1 t=$2
@@ -184,14 +188,14 @@ fi
 
 # 2. Parity tests (GPU vs CPU reference, nvJPEG, GpuMediaPipeline vs the CPU reference, decode-only loader)
 #    and the CPU reference tests.
-if [ -x "$CUDA_B/tests/cuda/bt_cuda_gpu_tests" ]; then
+if [ -x "$CUDA_B/tests/cuda/bt_cuda_gpu_tests" ] && want parity_tests; then
   step parity_tests 90 "ctest --test-dir '$CUDA_B' -R '^cuda_' --output-on-failure --output-junit '$R/cuda_tests.xml'"
   grep -E "tests passed|Skipped|Failed|\*\*\*" "$R/logs/parity_tests.log" | head -20 | sed 's/^/  /' | tee -a "$SUMMARY"
 fi
 
 # 3. Kernel throughput: batch 48, 294^2 from ~740x700 inputs (train crops bf16, eval fp32).
 BENCH=$CUDA_B/bench/cuda/bench_cuda_resize
-if [ -x "$BENCH" ]; then
+if [ -x "$BENCH" ] && want kernel_bench; then
   # Each line also says whether the GPU output equalled the CPU reference bit for bit (exit 1 if not).
   step kernel_bench 60 "rc=0; for a in '--batch 48 --iters 200 --type bf16 --mode train' \
     '--batch 48 --iters 200 --type fp32 --mode eval' '--batch 256 --iters 50 --type bf16 --mode train'; do \
@@ -212,40 +216,42 @@ TOK_ARG=""
 # 5. bridgetune's training throughput: large preset, batch 48, bf16 on one GPU, workers 0/1/2/8 x
 #    --use_media_pipeline off/on (+ in-memory batches, the model's bound), one repetition each to fit the budget.
 #    Figures: bt_bench/bench_results.json (+ bench.png) in results.tgz, the table in logs/bt_bench.log.
-if ((HAVE_BT)); then
+if ((HAVE_BT)) && want bt_bench; then
   step bt_bench 200 "'$BT' bench --device cuda --model_preset large --per_device_train_batch_size 48 --bf16 \
     --workers 0,1,2,8 --use_media_pipeline --data '$DATA' --max_steps 15 --throughput_warmup_steps 4 --repeats 1 \
     $TOK_ARG --output_dir '$R/bt_bench'"
   grep -E "^\||samples/s|error" "$R/logs/bt_bench.log" | sed 's/^/  /' | tee -a "$SUMMARY"
   [ -f "$R/bt_bench/bench_results.json" ] && cp "$R/bt_bench/bench_results.json" "$OUT/bt_bench.json"
-else
+elif ((!HAVE_BT)); then
   note "SKIP  bridgetune bench (bridgetune did not build)"
 fi
 
 # 6. The Python peer: HF BridgeTowerForContrastiveLearning, large, batch 48, bf16, workers 0/1/2/8, the same
 #    4 warm-up + 11 timed steps as bridgetune's 15; its own budget ends it inside the step's limit.
-PEER_BUDGET=$(($(left) - 25))
-((PEER_BUDGET > 170)) && PEER_BUDGET=170
-step python_peer 200 "python3 '$ROOT/bench/gpu/peer_train.py' --data '$DATA' --workers 0 1 2 8 --batch 48 \
-  --warmup 4 --steps 11 --budget_s $PEER_BUDGET --out '$R/peer_train.jsonl'"
-[ -f "$R/peer_train.jsonl" ] && cp "$R/peer_train.jsonl" "$OUT/peer_train.jsonl" && python3 -c "
+if want python_peer; then
+  PEER_BUDGET=$(($(left) - 25))
+  ((PEER_BUDGET > 170)) && PEER_BUDGET=170
+  step python_peer 200 "python3 '$ROOT/bench/gpu/peer_train.py' --data '$DATA' --workers 0 1 2 8 --batch 48 \
+    --warmup 4 --steps 11 --budget_s $PEER_BUDGET --out '$R/peer_train.jsonl'"
+  [ -f "$R/peer_train.jsonl" ] && cp "$R/peer_train.jsonl" "$OUT/peer_train.jsonl" && python3 -c "
 import json
 for l in open('$R/peer_train.jsonl'):
     r = json.loads(l)
     print('  peer', r.get('loader'), 'workers', r.get('workers'), 'samples/s', r.get('samples_per_s'),
           'step_ms', r.get('step_ms'), r.get('error') or r.get('skipped') or '')
 " | tee -a "$SUMMARY"
+fi
 
 # 7. Loader throughput with and without the GPU media path (RAM-resident JPEGs, batch 48, 294^2), then the
 #    same through the real bt::loader::Loader: normal CPU batches vs decode-only (+ BatchResize on the GPU).
 PIPE=$CUDA_B/bench/cuda/bench_gpu_pipeline
-if [ -x "$PIPE" ] && [ -f "$DATA/captions.jsonl" ]; then
+if [ -x "$PIPE" ] && [ -f "$DATA/captions.jsonl" ] && want pipeline_bench; then
   step pipeline_bench 60 "'$PIPE' --data '$DATA' --threads 1,2,8,16 --batches 20 --mode train >'$R/pipeline_bench.jsonl' && \
     '$PIPE' --data '$DATA' --threads 1,8,16 --batches 20 --mode eval >>'$R/pipeline_bench.jsonl'"
   sed 's/^/  /' "$R/pipeline_bench.jsonl" | tee -a "$SUMMARY"
 fi
 LGPU=$CUDA_B/bench/cuda/bench_loader_gpu
-if [ -x "$LGPU" ] && [ -f "$DATA/captions.jsonl" ]; then
+if [ -x "$LGPU" ] && [ -f "$DATA/captions.jsonl" ] && want loader_gpu_bench; then
   step loader_gpu_bench 60 "'$LGPU' --data '$DATA' --workers 0,1,2,8 --batches 15 --mode train >'$R/loader_gpu_bench.jsonl'"
   sed 's/^/  /' "$R/loader_gpu_bench.jsonl" | tee -a "$SUMMARY"
 fi
