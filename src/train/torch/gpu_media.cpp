@@ -186,9 +186,11 @@ void GpuMediaSource::start(uint64_t epoch, size_t first_batch, size_t num_batche
   remaining_ = num_batches;
 }
 
-bool GpuMediaSource::submit_one() {
+bool GpuMediaSource::submit_one(double* wait_s) {
   if (remaining_ == 0) return false;
+  const auto t0 = std::chrono::steady_clock::now();
   loader::BatchPtr b = loader_.next();
+  *wait_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!b) return false;
   --remaining_;
   ModelBatch m;
@@ -204,17 +206,20 @@ bool GpuMediaSource::submit_one() {
   return true;
 }
 
+void GpuMediaSource::prefetch(double* wait_s) {
+  *wait_s = 0;
+  if (queued_.empty()) submit_one(wait_s);
+}
+
 std::optional<ModelBatch> GpuMediaSource::next(double* wait_s) {
-  const auto t0 = std::chrono::steady_clock::now();
-  if (queued_.empty()) submit_one();
+  *wait_s = 0;
+  if (queued_.empty()) submit_one(wait_s);
   std::optional<ModelBatch> out;
   if (!queued_.empty()) {
     out = std::move(queued_.front());
     queued_.pop_front();
     out->pixels = pipe_.take();
-    submit_one();  // the next batch's resize now overlaps the step that uses this one
   }
-  *wait_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;
 }
 

@@ -59,19 +59,23 @@ class GpuMediaPipeline {
 };
 
 // BatchSource's counterpart for --use_media_pipeline: pulls decode-only batches from `loader` (which must have
-// LoaderOptions::output_decoded), tokenizes the captions, and keeps ONE batch submitted ahead, so batch k+1's
-// resize is enqueued (side stream) before step k's kernels and runs alongside them. next() returns batch k with
-// pixels ready on the caller's stream. Same start/next/stop contract as BatchSource; loader errors propagate
-// from next(). Construction throws the stub's error in builds without the CUDA pipeline.
+// LoaderOptions::output_decoded), tokenizes the captions, and keeps ONE batch submitted ahead. The trainer calls
+// prefetch() right after a step's kernels are enqueued (backward returned, before the host sync), so the host
+// work for batch k+1 -- waiting for the loader, tokenizing, packing into pinned memory -- and its resize on the
+// side stream overlap step k on the GPU instead of preceding it. next() returns batch k with pixels ready on the
+// caller's stream (submitting it first if prefetch() was not called). Both report the time spent blocked on the
+// loader as data wait. Same start/next/stop contract as BatchSource; loader errors propagate from next() or
+// prefetch(). Construction throws the stub's error in builds without the CUDA pipeline.
 class GpuMediaSource {
  public:
   GpuMediaSource(loader::Loader& loader, const text::Tokenizer& tok, int max_len, GpuMediaOptions o);
   void start(uint64_t epoch, size_t first_batch, size_t num_batches);
   std::optional<ModelBatch> next(double* wait_s);
+  void prefetch(double* wait_s);  // submit the next batch now if none is queued (no-op at the epoch's end)
   void stop();
 
  private:
-  bool submit_one();
+  bool submit_one(double* wait_s);
   loader::Loader& loader_;
   const text::Tokenizer& tok_;
   int max_len_;

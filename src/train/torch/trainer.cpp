@@ -495,6 +495,11 @@ TrainSummary run_train(const TrainOptions& o) {
         }
         if (a == o.gradient_accumulation_steps - 1) sync.arm();
         (loss / static_cast<double>(o.gradient_accumulation_steps)).backward();
+        if (gpu_source) {  // the GPU still runs this step's kernels: prepare the next batch meanwhile
+          double pw = 0;
+          gpu_source->prefetch(&pw);
+          wait += pw;
+        }
         step_loss += loss.detach().item<double>() / o.gradient_accumulation_steps;
         samples += mb->size;
       }
