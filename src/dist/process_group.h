@@ -1,6 +1,7 @@
 // A c10d process group for data-parallel training: Gloo on CPU (builds that found Gloo; BT_DIST_HAVE_GLOO), NCCL
 // for CUDA tensors (only in builds against a CUDA libtorch; BT_DIST_HAVE_NCCL). A build with neither still trains
-// one process; init_process_group then fails for WORLD_SIZE > 1 with a message naming what to install. Rendezvous through c10d's TCPStore at MASTER_ADDR:MASTER_PORT, as torchrun
+// one process; init_process_group then fails for WORLD_SIZE > 1 with a message naming what to install.
+// Rendezvous through c10d's TCPStore at MASTER_ADDR:MASTER_PORT, as torchrun
 // sets it up (see env.h for who hosts the store).
 //
 // Contract:
