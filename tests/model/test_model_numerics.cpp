@@ -1,5 +1,5 @@
 // BridgeTowerForContrastiveLearning against the reference outputs of HF transformers
-// (../shared/fixtures/bridgetower-tiny, see its README): intermediates, embeddings, logits, loss, gradients.
+// (tests/fixtures/bridgetower-tiny, see its README): intermediates, embeddings, logits, loss, gradients.
 #include <gtest/gtest.h>
 
 #include "fixture_dir.h"
