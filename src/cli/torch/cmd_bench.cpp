@@ -1,7 +1,7 @@
 // `bridgetune bench`: the benchmark's experiment on this machine. Trains the same model for a fixed number of
 // steps once per loader configuration (--workers x media pipeline off/on, on only with a GPU) and once on
 // batches made up front and kept in memory (the model's upper bound), then prints a markdown table, writes JSON
-// and a PNG bar chart, and names the bottleneck. Warm-up steps are excluded from samples/s as in training.
+// (rewritten after every run) and a PNG bar chart, and names the bottleneck. Warm-up steps are excluded from samples/s as in training.
 #include <algorithm>
 #include <cstdio>
 #include <thread>
@@ -94,6 +94,12 @@ void run(const BenchArgs& a) {
                   a.device == "cpu" ? str(", ", threads, " torch threads") : "");
   // Every configuration once per repetition, interleaved (machine noise hits all alike); medians reported.
   std::vector<std::pair<train::BenchRow, train::TrainOptions>> configs;
+  {  // the model's ceiling first: a run cut short (a time limit) still has what every other row is compared with
+    train::TrainOptions o = base;
+    o.dataloader_num_workers = 0;
+    o.in_memory_batches = 8;
+    configs.push_back({{"in-memory batches", 0, false, true}, o});
+  }
   const bool gpu = a.device != "cpu";
   for (bool media : {false, true}) {
     if (media && !(gpu && a.media_pipeline_on)) continue;
@@ -104,13 +110,28 @@ void run(const BenchArgs& a) {
       configs.push_back({{str("workers ", w, media ? " + GPU media" : ""), w, media, false}, o});
     }
   }
-  {
-    train::TrainOptions o = base;
-    o.dataloader_num_workers = 0;
-    o.in_memory_batches = 8;
-    configs.push_back({{"in-memory batches", 0, false, true}, o});
-  }
   std::vector<std::vector<std::pair<double, double>>> samples(configs.size());
+  // The report over the configurations measured so far (median run by throughput, with its own data wait).
+  auto build_rows = [&] {
+    rep.rows.clear();
+    for (size_t c = 0; c < configs.size(); ++c) {
+      if (samples[c].empty()) continue;
+      auto v = samples[c];
+      std::sort(v.begin(), v.end());
+      train::BenchRow row = configs[c].first;
+      row.samples_per_s = v[v.size() / 2].first;
+      row.data_wait_percent = v[v.size() / 2].second;
+      rep.rows.push_back(row);
+    }
+  };
+  // bench_results.json is rewritten after every run ("complete": false until the last), so a run cut off by a
+  // time limit (the GPU check's) still leaves every row it measured.
+  auto write_json = [&](bool complete) {
+    build_rows();
+    auto j = rep.to_json();
+    j["complete"] = complete;
+    train::write_json_atomic(out / "bench_results.json", j);
+  };
   for (int rep_i = 0; rep_i < a.repeats; ++rep_i)
     for (size_t c = 0; c < configs.size(); ++c) {
       auto [row, o] = configs[c];
@@ -119,18 +140,12 @@ void run(const BenchArgs& a) {
       std::fflush(stdout);
       auto s = train::run_train(o);
       std::printf("%.1f samples/s, data wait %.1f %%\n", s.train_samples_per_second, s.data_wait_percent);
+      std::fflush(stdout);
       samples[c].push_back({s.train_samples_per_second, s.data_wait_percent});
+      write_json(false);
     }
-  for (size_t c = 0; c < configs.size(); ++c) {
-    auto v = samples[c];
-    std::sort(v.begin(), v.end());
-    train::BenchRow row = configs[c].first;
-    row.samples_per_s = v[v.size() / 2].first;  // the median run (by throughput), with its own data wait
-    row.data_wait_percent = v[v.size() / 2].second;
-    rep.rows.push_back(row);
-  }
+  write_json(true);
   std::printf("\n%s\n%s\n%s\n", rep.title.c_str(), rep.markdown().c_str(), rep.verdict().c_str());
-  train::write_json_atomic(out / "bench_results.json", rep.to_json());
   rep.write_png(out / "bench.png");
   std::printf("\nwrote %s and %s\n", (out / "bench_results.json").c_str(), (out / "bench.png").c_str());
 }
