@@ -10,7 +10,8 @@
 #   build   configure (CUDA libtorch of the Python torch) and build `--target bridgetune` alone
 #   bench   `bridgetune bench` large, batch 48, bf16, in-memory bound + workers 0,1,8 x media pipeline off/on;
 #           its bench_results.json is rewritten after every row and copied to $OUT/bt_bench.json
-#   then    CUDA parity tests, kernel bench, worker count 2 (both sides), loader benches; when the torch build
+#   then    CUDA parity tests, kernel bench, worker count 2 (both sides), fused ops off (BT_FUSED_OPS=0) vs on,
+#           loader benches; when the torch build
 #           failed: the torch-free CUDA builds (fallbacks) for the kernels and loader figures.
 # Every step has a timeout; a global deadline (BT_GPU_CHECK_BUDGET_S, default 570 s) skips what no longer fits; a
 # failing step is logged and the rest still runs. HAVE_BT comes from the bridgetune binary itself.
@@ -276,6 +277,12 @@ if want python_peer_w2 && [ -f "$DATA/captions.jsonl" ]; then
     peer_summary "$R/peer_train_w2.jsonl"
     [ -f "$R/peer_train_w2.jsonl" ] && cat "$R/peer_train_w2.jsonl" >>"$OUT/peer_train.jsonl"
   fi
+fi
+
+# ---- the fused ops' worth: in-memory + workers 8 again with BT_FUSED_OPS=0 (composite QuickGELU, _foreach_ AdamW)
+#      beside the headline's fused rows
+if ((HAVE_BT)) && [ "$DEV" = cuda ] && want fused_ab; then
+  BT_FUSED_OPS=0 bt_bench bt_bench_unfused 8 120
 fi
 
 # ---- loader benches: RAM-resident JPEGs through the GPU media path, then the real loader (decode-only + GPU)

@@ -44,13 +44,17 @@ void bwd(const torch::Tensor& dy, const torch::Tensor& x, torch::Tensor& dx) {
 }  // namespace
 
 bool register_cuda_ops() {
-  const char* off = std::getenv("BT_FUSED_OPS");
-  if (off && std::strcmp(off, "0") == 0) return false;
+  if (!fused_ops_enabled()) return false;
   model::set_quick_gelu_cuda(fwd, bwd);
   return true;
 }
 #else
 bool register_cuda_ops() { return false; }
 #endif
+
+bool fused_ops_enabled() {
+  const char* v = std::getenv("BT_FUSED_OPS");
+  return !(v && std::strcmp(v, "0") == 0);
+}
 
 }  // namespace bt::train

@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "model/bridgetower.h"
+#include "train/torch/cuda_ops.h"
 
 namespace bt::train {
 
@@ -155,6 +156,7 @@ AdamW make_adamw(torch::nn::Module& model, AdamWOptions opt) {
   for (size_t i = 0; i < groups.decay.size(); ++i) params.push_back({groups.decay_names[i], groups.decay[i], true});
   for (size_t i = 0; i < groups.no_decay.size(); ++i)
     params.push_back({groups.no_decay_names[i], groups.no_decay[i], false});
+  opt.fused = opt.fused && fused_ops_enabled();
   return AdamW(std::move(params), opt);
 }
 
