@@ -101,6 +101,7 @@ note "bridgetune GPU check$([ "$DRY" = 1 ] && echo ' (DRY RUN: CPU, tiny preset)
   echo "gpu: $(nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv,noheader 2>&1 | head -1)"
   echo "driver: $(nvidia-smi 2>&1 | grep -m1 -o 'CUDA Version: [0-9.]*')"
   echo "cpus: $(nproc), memory: $(free -g 2>/dev/null | awk '/Mem:/{print $2 " GiB"}')"
+  echo "torch cxx11 abi: $(python3 -c 'import torch; print(torch.compiled_with_cxx11_abi())' 2>&1 | tail -1)"
   for m in torch torchvision transformers numpy PIL; do
     echo "python $m: $(python3 -c "import $m, sys; v = $m.__version__; c = getattr(getattr($m, 'version', None), 'cuda', None) if '$m' == 'torch' else None; print(v, ('cuda ' + str(c)) if c else '')" 2>&1 | tail -1)"
   done
