@@ -209,7 +209,7 @@ bt_bench() {  # NAME WORKERS TIMEOUT
   step "$1" "$3" "'$BT' bench --device $DEV --model_preset $PRESET --per_device_train_batch_size $BATCH $BF16 \
     --workers $2 $([ "$DEV" = cuda ] && echo --use_media_pipeline) --data '$DATA' --max_steps $STEPS \
     --throughput_warmup_steps $WARMUP --repeats 1 $TOK_ARG --output_dir '$R/$1'"
-  grep -E "^\||samples/s|rror" "$R/logs/$1.log" | sed 's/^/  /' | tee -a "$SUMMARY"
+  grep -E "^\||samples/s|rror|FAILED" "$R/logs/$1.log" | sed 's/^/  /' | tee -a "$SUMMARY"
   [ -f "$R/$1/bench_results.json" ] && cp "$R/$1/bench_results.json" "$OUT/$1.json"
   pack
 }
