@@ -47,11 +47,30 @@ import traceback  # noqa: E402
 # used its thread pool before a fork warns and disables it in the child anyway. Decide once, up front.
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-import torch  # noqa: E402
-from PIL import Image  # noqa: E402
-from torch.utils.data import DataLoader, Dataset, RandomSampler  # noqa: E402
 
-from peer_tokenizer import load_roberta_style_vocab, make_tokenizer  # noqa: E402
+def fatal_line(error):
+    """The one JSON line of a peer that cannot even start (stdout, and --out when given): never silence."""
+    line = json.dumps({"peer": "HF BridgeTowerForContrastiveLearning", "loader": "setup", "workers": None,
+                       "samples_per_s": None, "step_ms": None, "error": error,
+                       "python": platform.python_version()})
+    print(line, flush=True)
+    if "--out" in sys.argv[:-1]:
+        try:
+            with open(sys.argv[sys.argv.index("--out") + 1], "w") as f:
+                f.write(line + "\n")
+        except OSError:
+            pass
+
+
+try:
+    import torch  # noqa: E402
+    from PIL import Image  # noqa: E402
+    from torch.utils.data import DataLoader, Dataset, RandomSampler  # noqa: E402
+
+    from peer_tokenizer import load_roberta_style_vocab, make_tokenizer  # noqa: E402
+except ImportError as e:
+    fatal_line(f"cannot import {e.name or e}: the peer needs torch, Pillow and bench/gpu/peer_tokenizer.py ({e!r})")
+    sys.exit(1)
 
 CLIP_MEAN = [0.48145466, 0.4578275, 0.40821073]
 CLIP_STD = [0.26862954, 0.26130258, 0.27577711]
@@ -117,8 +136,41 @@ def build_model(cfg, device):
 # Images
 
 
+class PilTransform:
+    """Without torchvision: the same recipe on the PIL image by hand (torchvision's Resize(size) output size and
+    CenterCrop offsets, bicubic), then CHW float / 255 and Normalize; numpy for the array when present."""
+
+    def __init__(self, size):
+        self.size = size
+        self.mean = torch.tensor(CLIP_MEAN).view(3, 1, 1)
+        self.std = torch.tensor(CLIP_STD).view(3, 1, 1)
+
+    def __call__(self, im):
+        w, h = im.size
+        s = self.size
+        if w <= h:
+            ow, oh = s, int(s * h / w)
+        else:
+            ow, oh = int(s * w / h), s
+        im = im.resize((ow, oh), Image.BICUBIC)
+        left, top = int(round((ow - s) / 2.0)), int(round((oh - s) / 2.0))
+        im = im.crop((left, top, left + s, top + s))
+        try:
+            import numpy as np
+            t = torch.from_numpy(np.asarray(im, dtype=np.uint8).copy())
+        except ImportError:
+            t = torch.frombuffer(bytearray(im.tobytes()), dtype=torch.uint8).view(s, s, 3)
+        t = t.permute(2, 0, 1).float().div(255.0)
+        return (t - self.mean) / self.std
+
+
 def make_transform(size, decode):
-    """The per-sample CPU transform, torchvision v1 API as the HF examples use it (v2 if v1 is gone)."""
+    """The per-sample CPU transform, torchvision v1 API as the HF examples use it (v2 if v1 is gone; PIL alone
+    without torchvision)."""
+    try:
+        import torchvision  # noqa: F401
+    except ImportError:
+        return PilTransform(size), "PIL only (torchvision not installed)"
     try:
         from torchvision import transforms as T
         from torchvision.transforms import InterpolationMode
@@ -159,8 +211,10 @@ class Captions(Dataset):
                     self.items.append((os.path.join(root, r["image"]), r["caption"]))
         if not self.items:
             raise ValueError(f"{root}/captions.jsonl has no rows")
-        self.read = read_pil if decode == "pil" else read_tvio
         self.tf, self.tf_api = make_transform(size, decode)
+        if decode != "pil" and isinstance(self.tf, PilTransform):
+            decode = "pil"  # torchvision.io needs torchvision: PIL decodes instead (tf_api says so)
+        self.read = read_pil if decode == "pil" else read_tvio
 
     def __len__(self):
         return len(self.items)
@@ -328,13 +382,17 @@ def main():
     if args.steps < 1 or args.warmup < 0:
         raise SystemExit("--steps must be >= 1 and --warmup >= 0")
 
-    import torchvision
     import PIL
+    try:
+        import torchvision
+        tv_version = torchvision.__version__
+    except ImportError:
+        tv_version = None  # the PIL-only transform runs instead
     common = {"peer": "HF BridgeTowerForContrastiveLearning", "preset": args.preset, "batch": args.batch,
               "image_size": size, "device": str(device), "warmup": args.warmup, "steps": args.steps,
               "decode": args.decode, "max_length": args.max_length, "padding": args.padding,
               "bf16_autocast": not args.no_bf16, "per_step_sync": not args.no_nan_check,
-              "torch": torch.__version__, "torchvision": torchvision.__version__, "pillow": PIL.__version__,
+              "torch": torch.__version__, "torchvision": tv_version, "pillow": PIL.__version__,
               "python": platform.python_version(), "cpus": os.cpu_count()}
     results = []
     failed = []
@@ -431,9 +489,17 @@ def main():
             loader_run(w, loader_label + " (loader only)", None, 0.0)
         return 1 if failed else 0
 
-    # The model, built once and reused by every run.
+    # The model, built once and reused by every run; without transformers there is none to build.
     try:
         import transformers
+    except ImportError:
+        emit({"loader": "model_build", "skipped": "transformers is not installed: no model figures (no model_only "
+              "ceiling, no training step); the lines below time the DataLoader alone (loader only)"})
+        log("transformers is not installed: timing the DataLoader alone")
+        for w in workers:
+            loader_run(w, loader_label + " (loader only)", None, 0.0)
+        return 1 if failed else 0
+    try:
         common["transformers"] = transformers.__version__
         t = time.perf_counter()
         cfg = build_config(preset)

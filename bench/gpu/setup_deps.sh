@@ -143,7 +143,7 @@ SH
   fi
 
   # Runtime overlay: the bundled sonames this machine lacks (system folders + the ld.so cache).
-  local libdir=$prefix/usr/lib/$arch have_sys missing=() name
+  local libdir=$prefix/usr/lib/$arch have_sys missing=() name need
   have_sys=$( { /sbin/ldconfig -p 2>/dev/null || ldconfig -p 2>/dev/null; } | awk '/x86-64/{print $1}')
   rm -f "$prefix"/.bt/lib/*
   for l in "$libdir"/lib*.so.*; do
@@ -159,6 +159,43 @@ SH
       [[ $name =~ ^lib[^.]+\.so\.[0-9]+[a-z]*$ ]] && missing+=("${name%%.so*}")
     fi
   done
+
+  # glibc: Debian 12's libraries may need up to 2.36 (libarchive.so.13 does). On an older glibc a bundled library
+  # that needs more is replaced by the machine's copy of the same soname (headers stay the bundle's: same ABI);
+  # without one it is reported (configure then names it).
+  local glibc too_new=() swapped=() sys
+  glibc=${BT_DEPS_GLIBC:-$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')}  # override: tests
+  if [ -n "$glibc" ]; then
+    for l in "$libdir"/lib*.so.*; do
+      { [ -f "$l" ] && [ ! -L "$l" ]; } || continue
+      need=$(grep -ao 'GLIBC_2\.[0-9]*' "$l" | sort -uV | tail -1)
+      need=${need#GLIBC_}
+      [ -z "$need" ] || [ "$(printf '%s\n%s\n' "$need" "$glibc" | sort -V | tail -1)" = "$glibc" ] && continue
+      name=$(objdump -p "$l" 2>/dev/null | awk '/SONAME/{print $2}')
+      [ -n "$name" ] || name=$(sed -E 's/^(lib.*\.so\.[0-9]+).*/\1/' <<<"${l##*/}")
+      sys=$( { /sbin/ldconfig -p 2>/dev/null || ldconfig -p 2>/dev/null; } | awk -v n="$name" '$1 == n && /x86-64/{print $NF; exit}')
+      if [ -n "$sys" ]; then
+        ln -sfn "$sys" "$libdir/$name"
+        ln -sfn "$sys" "$libdir/${name%%.so*}.so"
+        rm -f "$prefix/.bt/lib/$name"
+        swapped+=("$name")
+      else
+        too_new+=("$name(glibc $need)")
+      fi
+    done
+  fi
+
+  # Build tools: the bundled cmake / ninja only where the machine has none (or a CMake older than 3.22).
+  local tools=() have_cmake
+  have_cmake=$(cmake --version 2>/dev/null | awk 'NR == 1 {print $3}')
+  if [ -z "$have_cmake" ] || [ "$(printf '%s\n3.22\n' "$have_cmake" | sort -V | head -1)" != 3.22 ]; then
+    LD_LIBRARY_PATH="$prefix/.bt/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$prefix/usr/bin/cmake" --version >/dev/null 2>&1 &&
+      ln -sfn "$prefix/usr/bin/cmake" "$prefix/.bt/bin/cmake" && ln -sfn "$prefix/usr/bin/ctest" "$prefix/.bt/bin/ctest" &&
+      tools+=(cmake)
+  fi
+  if ! command -v ninja >/dev/null && "$prefix/usr/bin/ninja" --version >/dev/null 2>&1; then
+    ln -sfn "$prefix/usr/bin/ninja" "$prefix/.bt/bin/ninja" && tools+=(ninja)
+  fi
 
   _bt_prepend() { eval "export $1=\"$2\${$1:+:\$$1}\""; }
   export BT_DEPS_USR=$prefix/usr
@@ -179,7 +216,9 @@ SH
     check="pkg-config FAILED for: $(for m in $mods; do "$BT_DEPS_PKG_CONFIG" --exists "$m" 2>/dev/null || printf '%s ' "$m"; done)"
   fi
   echo "setup_deps: ${#debs[@]} .debs -> $prefix ($state); $check; ${#missing[@]} bundled libs the machine lacks" \
-    "on LD_LIBRARY_PATH (${missing[*]:-none}); CMake: -DCMAKE_PREFIX_PATH=...;$BT_DEPS_USR -DPKG_CONFIG_EXECUTABLE=$BT_DEPS_PKG_CONFIG"
+    "on LD_LIBRARY_PATH (${missing[*]:-none}); glibc ${glibc:-?}: machine's copy for (${swapped[*]:-none}), unusable" \
+    "(${too_new[*]:-none}); bundled tools on PATH (${tools[*]:-none}); CMake: -DCMAKE_PREFIX_PATH=...;$BT_DEPS_USR" \
+    "-DPKG_CONFIG_EXECUTABLE=$BT_DEPS_PKG_CONFIG"
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then  # executed, not sourced: unpack and show the environment

@@ -46,8 +46,13 @@ RUNTIME=(
   # libarchive13's own dependencies (Debian 12 builds it with nettle, libxml2 and ICU through libxml2):
   libacl1 libbz2-1.0 liblz4-1 liblzma5 libnettle8 libxml2 libicu72
 )
-# pkg-config (CMake's FindPkgConfig needs an executable): /usr/bin/pkgconf + libpkgconf.so.3.
-TOOLS=(pkgconf pkgconf-bin libpkgconf3)
+# pkg-config (CMake's FindPkgConfig needs an executable): /usr/bin/pkgconf + libpkgconf.so.3. CMake 3.25 and
+# Ninja for a machine without them (setup_deps.sh puts them on PATH only then), with cmake's runtime closure
+# beyond libarchive's (libcurl and what it links). They need glibc >= 2.36 like the rest of the bundle.
+TOOLS=(pkgconf pkgconf-bin libpkgconf3 cmake cmake-data ninja-build
+  libjsoncpp25 librhash0 libuv1 libcurl4 libnghttp2-14 libidn2-0 libunistring2 librtmp1 libssh2-1 libpsl5 libssl3
+  libgssapi-krb5-2 libkrb5-3 libk5crypto3 libkrb5support0 libcom-err2 libkeyutils1 libldap-2.5-0 libsasl2-2
+  libsasl2-modules-db libdb5.3 libbrotli1 libgnutls30 libhogweed6 libgmp10 libp11-kit0 libtasn1-6 libffi8)
 PKGS=("${DEV[@]}" "${RUNTIME[@]}" "${TOOLS[@]}")
 
 command -v apt-get >/dev/null || { echo "fetch_deps: apt-get not found (run this on Debian 12)" >&2; exit 1; }

@@ -6,12 +6,11 @@
 
 #include "common/error.h"
 #include "model/modules.h"
+#include "model/quick_gelu.h"
 
 namespace bt::model {
 
 namespace {
-Tensor quick_gelu(const Tensor& x) { return x * torch::sigmoid(1.702 * x); }
-
 // [B, L, H] -> [B, heads, L, H / heads]
 Tensor split_heads(const Tensor& x, int64_t heads) {
   return x.view({x.size(0), x.size(1), heads, x.size(2) / heads}).transpose(1, 2);

@@ -1,7 +1,7 @@
 // `bridgetune bench`: the benchmark's experiment on this machine. Trains the same model for a fixed number of
 // steps once per loader configuration (--workers x media pipeline off/on, on only with a GPU) and once on
 // batches made up front and kept in memory (the model's upper bound), then prints a markdown table, writes JSON
-// and a PNG bar chart, and names the bottleneck. Warm-up steps are excluded from samples/s as in training.
+// (rewritten after every run) and a PNG bar chart, and names the bottleneck. Warm-up steps are excluded from samples/s as in training.
 #include <algorithm>
 #include <cstdio>
 #include <thread>
@@ -43,6 +43,31 @@ std::vector<int> parse_list(const std::string& s) {
   }
   if (out.empty()) fail("--workers: empty list");
   return out;
+}
+
+using BenchConfigs = std::vector<std::pair<train::BenchRow, train::TrainOptions>>;
+
+// The rows in measuring order: the model's ceiling first (a run cut short, e.g. by a time limit, still has what
+// every other row is compared with), then each worker count with the media pipeline off, then on (GPU only).
+BenchConfigs bench_configs(const BenchArgs& a, const train::TrainOptions& base, const std::vector<int>& workers) {
+  BenchConfigs configs;
+  {
+    train::TrainOptions o = base;
+    o.dataloader_num_workers = 0;
+    o.in_memory_batches = 8;
+    configs.push_back({{"in-memory batches", 0, false, true}, o});
+  }
+  const bool gpu = a.device != "cpu";
+  for (bool media : {false, true}) {
+    if (media && !(gpu && a.media_pipeline_on)) continue;
+    for (int w : workers) {
+      train::TrainOptions o = base;
+      o.dataloader_num_workers = w;
+      o.use_media_pipeline = media;
+      configs.push_back({{str("workers ", w, media ? " + GPU media" : ""), w, media, false}, o});
+    }
+  }
+  return configs;
 }
 
 void run(const BenchArgs& a) {
@@ -93,46 +118,54 @@ void run(const BenchArgs& a) {
                   " warm-up), ", a.device, a.bf16 ? " bf16" : "",
                   a.device == "cpu" ? str(", ", threads, " torch threads") : "");
   // Every configuration once per repetition, interleaved (machine noise hits all alike); medians reported.
-  std::vector<std::pair<train::BenchRow, train::TrainOptions>> configs;
-  const bool gpu = a.device != "cpu";
-  for (bool media : {false, true}) {
-    if (media && !(gpu && a.media_pipeline_on)) continue;
-    for (int w : workers) {
-      train::TrainOptions o = base;
-      o.dataloader_num_workers = w;
-      o.use_media_pipeline = media;
-      configs.push_back({{str("workers ", w, media ? " + GPU media" : ""), w, media, false}, o});
-    }
-  }
-  {
-    train::TrainOptions o = base;
-    o.dataloader_num_workers = 0;
-    o.in_memory_batches = 8;
-    configs.push_back({{"in-memory batches", 0, false, true}, o});
-  }
+  const auto configs = bench_configs(a, base, workers);
   std::vector<std::vector<std::pair<double, double>>> samples(configs.size());
+  std::vector<std::string> errors;  // "label: message" of every failed run
+  // The report over the configurations measured so far (median run by throughput, with its own data wait).
+  auto build_rows = [&] {
+    rep.rows.clear();
+    for (size_t c = 0; c < configs.size(); ++c) {
+      if (samples[c].empty()) continue;
+      auto v = samples[c];
+      std::sort(v.begin(), v.end());
+      train::BenchRow row = configs[c].first;
+      row.samples_per_s = v[v.size() / 2].first;
+      row.data_wait_percent = v[v.size() / 2].second;
+      rep.rows.push_back(row);
+    }
+  };
+  // bench_results.json is rewritten after every run ("complete": false until the last), so a run cut off by a
+  // time limit (the GPU check's) still leaves every row it measured.
+  auto write_json = [&](bool complete) {
+    build_rows();
+    auto j = rep.to_json();
+    j["complete"] = complete;
+    j["errors"] = errors;
+    train::write_json_atomic(out / "bench_results.json", j);
+  };
   for (int rep_i = 0; rep_i < a.repeats; ++rep_i)
     for (size_t c = 0; c < configs.size(); ++c) {
       auto [row, o] = configs[c];
       o.output_dir = (out / "runs" / (row.in_memory ? std::string("in_memory") : str("w", row.workers, row.media_pipeline ? "_gpu" : ""))).string();
       std::printf("[%d/%d] %-24s ... ", rep_i + 1, a.repeats, row.label.c_str());
       std::fflush(stdout);
-      auto s = train::run_train(o);
-      std::printf("%.1f samples/s, data wait %.1f %%\n", s.train_samples_per_second, s.data_wait_percent);
-      samples[c].push_back({s.train_samples_per_second, s.data_wait_percent});
+      try {
+        auto s = train::run_train(o);
+        std::printf("%.1f samples/s, data wait %.1f %%\n", s.train_samples_per_second, s.data_wait_percent);
+        samples[c].push_back({s.train_samples_per_second, s.data_wait_percent});
+      } catch (const std::exception& e) {  // one failing configuration (e.g. out of memory) must not lose the rest
+        std::printf("FAILED: %s\n", e.what());
+        errors.push_back(str(row.label, ": ", e.what()));
+      }
+      std::fflush(stdout);
+      write_json(false);
     }
-  for (size_t c = 0; c < configs.size(); ++c) {
-    auto v = samples[c];
-    std::sort(v.begin(), v.end());
-    train::BenchRow row = configs[c].first;
-    row.samples_per_s = v[v.size() / 2].first;  // the median run (by throughput), with its own data wait
-    row.data_wait_percent = v[v.size() / 2].second;
-    rep.rows.push_back(row);
-  }
+  write_json(true);
+  if (rep.rows.empty()) fail("bench: every configuration failed; the first: ", errors.front());
   std::printf("\n%s\n%s\n%s\n", rep.title.c_str(), rep.markdown().c_str(), rep.verdict().c_str());
-  train::write_json_atomic(out / "bench_results.json", rep.to_json());
   rep.write_png(out / "bench.png");
   std::printf("\nwrote %s and %s\n", (out / "bench_results.json").c_str(), (out / "bench.png").c_str());
+  if (!errors.empty()) fail("bench: ", errors.size(), " run(s) failed; the first: ", errors.front());
 }
 
 void setup(CLI::App& app) {

@@ -1,9 +1,13 @@
 #include "train/torch/optim.h"
 
 #include <cmath>
+#include <optional>
+
+#include <ATen/core/dispatch/Dispatcher.h>
 
 #include "common/error.h"
 #include "model/bridgetower.h"
+#include "train/torch/cuda_ops.h"
 
 namespace bt::train {
 
@@ -50,6 +54,7 @@ void AdamW::step(double lr) {
       v.push_back(state_[i].exp_avg_sq);
     }
     const auto [decay, step] = key;
+    if (fused_step(p, g, m, v, decay, step, lr)) continue;
     if (decay) at::_foreach_mul_(p, 1.0 - lr * opt_.weight_decay);
     at::_foreach_mul_(m, opt_.beta1);
     at::_foreach_add_(m, g, 1.0 - opt_.beta1);
@@ -62,6 +67,55 @@ void AdamW::step(double lr) {
     at::_foreach_add_(denom, opt_.eps);
     at::_foreach_addcdiv_(p, m, denom, -lr / bc1);
   }
+}
+
+namespace {
+
+// torch >= 2.0 registers a one-kernel AdamW (aten::_fused_adamw_, what torch.optim.AdamW(fused=True) and HF's
+// default adamw_torch_fused run). It is looked up in the dispatcher at run time, not named in C++, so one source
+// compiles against every libtorch (Debian's 1.13 has no such op) and a schema that ever differs from this
+// signature turns the fused path off instead of failing the build.
+using FusedAdamWFn = void(at::TensorList, at::TensorList, at::TensorList, at::TensorList, at::TensorList,
+                          at::TensorList, double, double, double, double, double, bool, bool,
+                          const c10::optional<at::Tensor>&, const c10::optional<at::Tensor>&);
+
+const c10::TypedOperatorHandle<FusedAdamWFn>* fused_adamw_op() {
+  static const auto op = []() -> std::optional<c10::TypedOperatorHandle<FusedAdamWFn>> {
+    auto h = c10::Dispatcher::singleton().findOp({"aten::_fused_adamw_", ""});
+    if (!h) return std::nullopt;
+    try {
+      return h->typed<FusedAdamWFn>();
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  }();
+  return op ? &*op : nullptr;
+}
+
+}  // namespace
+
+bool AdamW::fused_available() { return fused_adamw_op() != nullptr; }
+
+bool AdamW::fused_step(const std::vector<torch::Tensor>& p, const std::vector<torch::Tensor>& g,
+                       const std::vector<torch::Tensor>& m, const std::vector<torch::Tensor>& v, bool decay,
+                       int64_t step, double lr) {
+  const auto* op = opt_.fused && !p.empty() ? fused_adamw_op() : nullptr;
+  if (!op) return false;
+  for (size_t i = 0; i < p.size(); ++i)  // the kernel's contract: CUDA, one floating dtype per tensor set
+    if (!p[i].is_cuda() || !g[i].is_cuda() || g[i].scalar_type() != p[i].scalar_type() ||
+        !at::isFloatingType(p[i].scalar_type()))
+      return false;
+  // The kernel reads each parameter's step count from a device tensor (already incremented, as torch's
+  // _fused_adamw does before the call); every tensor of a group shares the step, hence one scalar per decay
+  // group, made once and refilled: no allocation per step.
+  torch::Tensor& t = step_tensor_[decay ? 1 : 0];
+  if (!t.defined() || t.device() != p[0].device())
+    t = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat32).device(p[0].device()));
+  t.fill_(static_cast<double>(step));
+  const std::vector<torch::Tensor> steps(p.size(), t);
+  op->call(p, g, m, v, /*max_exp_avg_sqs=*/{}, steps, lr, opt_.beta1, opt_.beta2, decay ? opt_.weight_decay : 0.0,
+           opt_.eps, /*amsgrad=*/false, /*maximize=*/false, c10::nullopt, c10::nullopt);
+  return true;
 }
 
 std::vector<std::pair<std::string, torch::Tensor>> AdamW::state_tensors() const {
@@ -102,6 +156,7 @@ AdamW make_adamw(torch::nn::Module& model, AdamWOptions opt) {
   for (size_t i = 0; i < groups.decay.size(); ++i) params.push_back({groups.decay_names[i], groups.decay[i], true});
   for (size_t i = 0; i < groups.no_decay.size(); ++i)
     params.push_back({groups.no_decay_names[i], groups.no_decay[i], false});
+  opt.fused = opt.fused && fused_ops_enabled();
   return AdamW(std::move(params), opt);
 }
 

@@ -5,6 +5,8 @@
 //   p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
 // Two groups as the HF Trainer builds them: weight decay on all but biases and LayerNorm weights.
 // Parameters without a gradient in a step are skipped (their state does not advance), as torch does.
+// Update kernels: on CUDA with a libtorch >= 2.0 one fused kernel per group (aten::_fused_adamw_, torch's own
+// fused=True AdamW); elsewhere multi-tensor _foreach_ ops (bit-identical to the per-tensor update on the CPU).
 #pragma once
 #include <torch/torch.h>
 
@@ -19,6 +21,7 @@ struct AdamWOptions {
   double beta1 = 0.9, beta2 = 0.999;
   double eps = 1e-8;
   double weight_decay = 0.0;
+  bool fused = true;  // CUDA parameters: aten::_fused_adamw_ where the libtorch has it (else the _foreach_ path)
 };
 
 class AdamW {
@@ -34,6 +37,7 @@ class AdamW {
   void zero_grad();
   const std::vector<Param>& params() const { return params_; }
   std::vector<torch::Tensor> tensors() const;
+  static bool fused_available();  // this build's libtorch has at::_fused_adamw_
 
   // "exp_avg/<name>", "exp_avg_sq/<name>" (F32), "step/<name>" (I64 scalar) of every parameter with state.
   std::vector<std::pair<std::string, torch::Tensor>> state_tensors() const;
@@ -45,9 +49,14 @@ class AdamW {
     torch::Tensor exp_avg, exp_avg_sq;
     int64_t step = 0;
   };
+  // One group's update in the fused kernel; false (nothing done) where it does not apply.
+  bool fused_step(const std::vector<torch::Tensor>& p, const std::vector<torch::Tensor>& g,
+                  const std::vector<torch::Tensor>& m, const std::vector<torch::Tensor>& v, bool decay, int64_t step,
+                  double lr);
   std::vector<Param> params_;
   std::vector<State> state_;
   AdamWOptions opt_;
+  torch::Tensor step_tensor_[2];  // the fused kernel's step count per decay group, on the parameters' device
 };
 
 // HF-style groups from the model's trainable parameters (model::adamw_param_groups decides decay by name).

@@ -30,6 +30,7 @@
 #include "train/throughput.h"
 #include "train/torch/batch_source.h"
 #include "train/torch/checkpoint.h"
+#include "train/torch/cuda_ops.h"
 #include "train/torch/evaluate.h"
 #include "train/torch/global_order.h"
 #include "train/torch/gpu_media.h"
@@ -329,6 +330,7 @@ TrainSummary run_train(const TrainOptions& o) {
   if (o.freeze_text_pooler) model::freeze_parameters(*model, model::kTextPoolerPrefix);
   model->to(device);
   model->train();
+  if (device.is_cuda()) register_cuda_ops();  // the fused QuickGELU kernels (a no-op without them)
   AdamW opt = make_adamw(*model, {o.learning_rate, o.adam_beta1, o.adam_beta2, o.adam_epsilon, o.weight_decay});
 
   // Loaders and the step plan.

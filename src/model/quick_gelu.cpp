@@ -1,0 +1,120 @@
+#include "model/quick_gelu.h"
+
+#include <ATen/Dispatch.h>
+#include <ATen/OpMathType.h>
+#include <ATen/Parallel.h>
+
+#include <atomic>
+#include <cmath>
+
+namespace bt::model {
+
+using torch::Tensor;
+
+namespace {
+
+constexpr double kAlpha = 1.702;  // cast to the math type: 1.702f for float, exact for double
+std::atomic<QuickGeluCudaFwd> g_cuda_fwd{nullptr};
+std::atomic<QuickGeluCudaBwd> g_cuda_bwd{nullptr};
+
+// One pass over contiguous memory, math in float (acc_type), one rounding to the output type.
+template <typename F>
+void elementwise(int64_t n, F&& f) {
+  at::parallel_for(0, n, 32768, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) f(i);
+  });
+}
+
+Tensor cpu_forward(const Tensor& x) {
+  auto xc = x.contiguous();
+  auto y = torch::empty_like(xc);
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, xc.scalar_type(), "quick_gelu_forward", [&] {
+    const scalar_t* in = xc.data_ptr<scalar_t>();
+    scalar_t* out = y.data_ptr<scalar_t>();
+    using acc = at::opmath_type<scalar_t>;
+    elementwise(xc.numel(), [&](int64_t i) {
+      const acc v = static_cast<acc>(in[i]);
+      out[i] = static_cast<scalar_t>(v / (acc(1) + std::exp(-acc(kAlpha) * v)));
+    });
+  });
+  return y;
+}
+
+Tensor cpu_backward(const Tensor& grad, const Tensor& x) {
+  auto xc = x.contiguous();
+  auto gc = grad.contiguous().to(xc.scalar_type());
+  auto dx = torch::empty_like(xc);
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, xc.scalar_type(), "quick_gelu_backward", [&] {
+    const scalar_t* in = xc.data_ptr<scalar_t>();
+    const scalar_t* g = gc.data_ptr<scalar_t>();
+    scalar_t* out = dx.data_ptr<scalar_t>();
+    using acc = at::opmath_type<scalar_t>;
+    elementwise(xc.numel(), [&](int64_t i) {
+      const acc v = static_cast<acc>(in[i]);
+      const acc s = acc(1) / (acc(1) + std::exp(-acc(kAlpha) * v));
+      out[i] = static_cast<scalar_t>(static_cast<acc>(g[i]) * s * (acc(1) + acc(kAlpha) * v * (acc(1) - s)));
+    });
+  });
+  return dx;
+}
+
+bool cuda_kernels_apply(const Tensor& x) {
+  return x.is_cuda() && g_cuda_fwd.load() && g_cuda_bwd.load() &&
+         (x.scalar_type() == at::kFloat || x.scalar_type() == at::kBFloat16 || x.scalar_type() == at::kHalf);
+}
+
+struct QuickGeluFn : torch::autograd::Function<QuickGeluFn> {
+  static Tensor forward(torch::autograd::AutogradContext* ctx, const Tensor& x) {
+    ctx->save_for_backward({x});
+    return quick_gelu_forward(x);
+  }
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    const auto x = ctx->get_saved_variables()[0];
+    return {quick_gelu_backward(grads[0], x)};
+  }
+};
+
+}  // namespace
+
+Tensor quick_gelu_reference(const Tensor& x) { return x * torch::sigmoid(1.702 * x); }
+
+Tensor quick_gelu_forward(const Tensor& x) {
+  if (x.is_cpu()) return cpu_forward(x);
+  if (cuda_kernels_apply(x)) {
+    auto xc = x.contiguous();
+    auto y = torch::empty_like(xc);
+    g_cuda_fwd.load()(xc, y);
+    return y;
+  }
+  return quick_gelu_reference(x);
+}
+
+Tensor quick_gelu_backward(const Tensor& grad, const Tensor& x) {
+  if (x.is_cpu()) return cpu_backward(grad, x);
+  if (cuda_kernels_apply(x)) {
+    auto xc = x.contiguous();
+    auto gc = grad.contiguous().to(xc.scalar_type());
+    auto dx = torch::empty_like(xc);
+    g_cuda_bwd.load()(gc, xc, dx);
+    return dx;
+  }
+  const auto s = torch::sigmoid(1.702 * x);
+  return grad * s * (1 + 1.702 * x * (1 - s));
+}
+
+Tensor quick_gelu(const Tensor& x) {
+  // The composite under autograd where the fused kernels would not pay: CUDA without registered kernels (its
+  // own backward is cheaper than the composite backward above), and bf16/half on the CPU (the scalar
+  // conversions cost more than the saved passes: bench_quick_gelu, docs/PERFORMANCE.md).
+  const bool cpu_fast = x.is_cpu() && (x.scalar_type() == at::kFloat || x.scalar_type() == at::kDouble);
+  if (!cpu_fast && !cuda_kernels_apply(x)) return quick_gelu_reference(x);
+  return QuickGeluFn::apply(x);
+}
+
+void set_quick_gelu_cuda(QuickGeluCudaFwd fwd, QuickGeluCudaBwd bwd) {
+  g_cuda_fwd.store(fwd);
+  g_cuda_bwd.store(bwd);
+}
+
+}  // namespace bt::model

@@ -1,0 +1,81 @@
+// The fused QuickGELU (model/quick_gelu.h) against x * sigmoid(1.702 x): values and gradients on the CPU, in
+// float, double and bf16, contiguous or not.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "model/quick_gelu.h"
+
+using namespace bt::model;
+
+namespace {
+// The exact function and derivative, in double.
+torch::Tensor f64(const torch::Tensor& x) {
+  auto d = x.to(torch::kDouble);
+  return d * torch::sigmoid(1.702 * d);
+}
+torch::Tensor df64(const torch::Tensor& x) {
+  auto d = x.to(torch::kDouble);
+  auto s = torch::sigmoid(1.702 * d);
+  return s + 1.702 * d * s * (1 - s);
+}
+torch::Tensor inputs(torch::ScalarType t) {
+  torch::manual_seed(3);
+  // Wide range (both tails of the sigmoid) plus exact zeros and large magnitudes.
+  auto x = torch::cat({torch::randn({4097}) * 4, torch::zeros({3}), torch::tensor({-30.f, 30.f, -90.f, 90.f})});
+  return x.to(t);
+}
+}  // namespace
+
+TEST(QuickGelu, ForwardMatchesFormulaInFloatAndDouble) {
+  for (auto t : {torch::kFloat, torch::kDouble}) {
+    auto x = inputs(t);
+    auto y = quick_gelu_forward(x);
+    ASSERT_EQ(y.scalar_type(), t);
+    const double err = (y.to(torch::kDouble) - f64(x)).abs().max().item<double>();
+    // no less accurate than the composite ops in the same type (float: the exp's argument rounding dominates)
+    const double composite_err = (quick_gelu_reference(x).to(torch::kDouble) - f64(x)).abs().max().item<double>();
+    EXPECT_LE(err, 1.5 * composite_err + (t == torch::kFloat ? 1e-7 : 1e-14)) << t;
+    EXPECT_LT(err, t == torch::kFloat ? 1e-5 : 1e-13) << t;
+    EXPECT_TRUE(torch::allclose(y, quick_gelu_reference(x), 1e-5, 1e-6));
+  }
+}
+
+TEST(QuickGelu, GradientsMatchTheCompositeOpsAutograd) {
+  for (auto t : {torch::kFloat, torch::kDouble}) {
+    auto x0 = inputs(t);
+    auto w = torch::randn(x0.sizes()).to(t);
+    auto x1 = x0.clone().requires_grad_(true), x2 = x0.clone().requires_grad_(true);
+    (quick_gelu(x1) * w).sum().backward();
+    (quick_gelu_reference(x2) * w).sum().backward();
+    const double tol = t == torch::kFloat ? 1e-5 : 1e-12;
+    EXPECT_TRUE(torch::allclose(x1.grad(), x2.grad(), tol, tol)) << (x1.grad() - x2.grad()).abs().max();
+    // and against the exact derivative
+    EXPECT_LT((x1.grad().to(torch::kDouble) - w.to(torch::kDouble) * df64(x0)).abs().max().item<double>(), tol * 10);
+  }
+}
+
+TEST(QuickGelu, Bf16RoundsOnceFromFloatMath) {
+  auto x = inputs(torch::kBFloat16);
+  auto y = quick_gelu_forward(x);
+  ASSERT_EQ(y.scalar_type(), torch::kBFloat16);
+  // exactly the float result rounded to bf16 once
+  EXPECT_TRUE(torch::equal(y, quick_gelu_forward(x.to(torch::kFloat)).to(torch::kBFloat16)));
+  auto g = torch::ones_like(x);
+  auto dx = quick_gelu_backward(g, x);
+  EXPECT_TRUE(torch::equal(dx, quick_gelu_backward(g.to(torch::kFloat), x.to(torch::kFloat)).to(torch::kBFloat16)));
+}
+
+TEST(QuickGelu, NonContiguousAndShapedInput) {
+  torch::manual_seed(5);
+  auto base = torch::randn({6, 10, 8});
+  auto x = base.transpose(0, 2).requires_grad_(false);  // [8, 10, 6], not contiguous
+  ASSERT_FALSE(x.is_contiguous());
+  auto y = quick_gelu(x);
+  EXPECT_EQ(y.sizes(), x.sizes());
+  EXPECT_TRUE(torch::allclose(y, quick_gelu_reference(x), 1e-6, 1e-6));
+  auto xr = x.detach().requires_grad_(true);
+  quick_gelu(xr).pow(2).sum().backward();
+  auto xs = x.detach().requires_grad_(true);
+  quick_gelu_reference(xs).pow(2).sum().backward();
+  EXPECT_TRUE(torch::allclose(xr.grad(), xs.grad(), 1e-5, 1e-6));
+}

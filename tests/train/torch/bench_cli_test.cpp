@@ -1,0 +1,49 @@
+// `bridgetune bench` (src/cli/torch/cmd_bench.cpp): the in-memory ceiling is measured first, bench_results.json
+// says whether it is complete, and a failing configuration is recorded without losing the rest.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "run_bridgetune.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+nlohmann::json run_bench(const fs::path& dir, std::vector<std::string> extra, int* rc) {
+  std::vector<std::string> args{"bench", "--batch", "2", "--steps", "2", "--throughput_warmup_steps", "1",
+                                "--repeats", "1", "--workers", "0", "--synth_n", "6", "--synth_max_width", "120",
+                                "--torch_threads", "1", "--output_dir", dir.string()};
+  args.insert(args.end(), extra.begin(), extra.end());
+  *rc = bt::test::wait_exit_code(bt::test::spawn_bridgetune(args, dir.string() + ".log"));
+  std::ifstream f(dir / "bench_results.json");
+  return f ? nlohmann::json::parse(f) : nlohmann::json();
+}
+}  // namespace
+
+TEST(BenchCli, InMemoryRowFirstAndJsonComplete) {
+  const fs::path dir = fs::temp_directory_path() / "bt_bench_cli_ok";
+  fs::remove_all(dir);
+  int rc = -1;
+  const auto j = run_bench(dir, {}, &rc);
+  ASSERT_EQ(rc, 0) << bt::test::slurp(dir.string() + ".log");
+  ASSERT_EQ(j["rows"].size(), 2u);
+  EXPECT_TRUE(j["rows"][0]["in_memory"].get<bool>());
+  EXPECT_EQ(j["rows"][1]["label"], "workers 0");
+  EXPECT_TRUE(j["complete"].get<bool>());
+  EXPECT_TRUE(j["errors"].empty());
+}
+
+TEST(BenchCli, FailingConfigurationsAreRecordedAndTheExitStatusSaysSo) {
+  const fs::path dir = fs::temp_directory_path() / "bt_bench_cli_bad";
+  fs::remove_all(dir);
+  int rc = -1;
+  const auto j = run_bench(dir, {"--image_size", "3"}, &rc);  // smaller than a patch: every run fails
+  EXPECT_NE(rc, 0);
+  ASSERT_TRUE(j.is_object()) << bt::test::slurp(dir.string() + ".log");
+  EXPECT_TRUE(j["rows"].empty());
+  ASSERT_EQ(j["errors"].size(), 2u);
+  EXPECT_NE(j["errors"][0].get<std::string>().find("in-memory batches: "), std::string::npos);
+  EXPECT_NE(bt::test::slurp(dir.string() + ".log").find("every configuration failed"), std::string::npos);
+}
