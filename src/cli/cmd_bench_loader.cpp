@@ -13,6 +13,7 @@
 #include "cli/command.h"
 #include "cli/loader_flags.h"
 #include "common/error.h"
+#include "common/terminal.h"
 #include "data/captions_dataset.h"
 #include "data/tar_dataset.h"
 #if __has_include("parquet/parquet_dataset.h")
@@ -193,7 +194,7 @@ void bench(const BenchArgs& a_in) {
   const loader::LoaderStats& st = runs.back().back().stats;
   if (st.skipped) {
     std::fprintf(stderr, "skipped %zu bad samples (last run), first ones:\n", st.skipped);
-    for (const auto& s : st.first_skipped) std::fprintf(stderr, "  %s\n", s.c_str());
+    for (const auto& s : st.first_skipped) std::fprintf(stderr, "  %s\n", printable(s).c_str());
   }
 }
 
