@@ -549,10 +549,7 @@ TrainSummary run_train(const TrainOptions& o) {
   if (evaluated) sum.eval_loss = last_eval.loss;
   if (!main_rank) return sum;
 
-  if (o.save_final_model) {
-    model->save_pretrained(out.string());
-    tok->save(out.string());
-  }
+  if (o.save_final_model) save_final_model(out, model, *tok);
   fs::path plot = out / "training_plot.png";
   if (o.write_plot) {
     auto recs = read_window_records(out / "metrics.jsonl");
