@@ -5,6 +5,7 @@
 
 #include "cli/command.h"
 #include "common/error.h"
+#include "common/terminal.h"
 
 namespace bt::cli {
 std::vector<CommandSpec>& registry() {
@@ -28,11 +29,9 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
-  } catch (const bt::Error& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
+    // Messages quote file names and member names from the data: escape control bytes (common/terminal.h).
+    std::fprintf(stderr, "error: %s\n", bt::printable(e.what()).c_str());
     return 1;
   }
   return 0;

@@ -7,8 +7,17 @@ namespace bt::model {
 
 namespace F = torch::nn::functional;
 
-BridgeTowerModelImpl::BridgeTowerModelImpl(const BridgeTowerConfig& c, const torch::TensorOptions& o) : cfg(c) {
-  c.validate("config");
+// libtorch's errors carry a C++ backtrace over many lines; the user gets one line naming the config file.
+[[noreturn]] static void fail_building(const BridgeTowerConfig& c, const std::string& why) {
+  const std::string first = why.substr(0, why.find('\n'));
+  bt::fail(c.source.empty() ? std::string("config") : c.source, ": cannot build the model from this config (",
+           first, "); check its sizes: hidden_size, intermediate_size, vocab_size, the layer counts");
+}
+
+// A function-try-block: any libtorch error (or allocation failure) while building the modules is reported
+// through fail_building().
+BridgeTowerModelImpl::BridgeTowerModelImpl(const BridgeTowerConfig& c, const torch::TensorOptions& o) try : cfg(c) {
+  c.validate(c.source.empty() ? "config" : c.source);
   const int64_t h = c.hidden_size;
   cross_modal_text_transform = register_module("cross_modal_text_transform", Linear(c.text.hidden_size, h, true, o));
   cross_modal_image_transform =
@@ -40,6 +49,10 @@ BridgeTowerModelImpl::BridgeTowerModelImpl(const BridgeTowerConfig& c, const tor
     register_list(*this, "cross_modal_text_link_tower", text_links);
     register_list(*this, "cross_modal_image_link_tower", image_links);
   }
+} catch (const c10::Error& e) {
+  fail_building(c, e.what());
+} catch (const std::bad_alloc&) {
+  fail_building(c, "out of memory");
 }
 
 BridgeTowerOutput BridgeTowerModelImpl::forward(const Tensor& pixel_values, const Tensor& input_ids,

@@ -1,5 +1,6 @@
 #include "model/config.h"
 
+#include <climits>
 #include <fstream>
 #include <sstream>
 
@@ -22,12 +23,18 @@ void take(nlohmann::json& j, const char* key, T* v, const std::string& what) {
     }
     if constexpr (std::is_same_v<T, int>) {
       if (!it->is_number_integer()) throw std::runtime_error("");
+      // get<int>() would wrap 4294967300 to 4: check the range on the 64-bit value first.
+      const bool in_range = it->is_number_unsigned() ? it->get<uint64_t>() <= uint64_t(INT_MAX)
+                                                     : it->get<int64_t>() >= INT_MIN && it->get<int64_t>() <= INT_MAX;
+      if (!in_range) bt::fail(what, ": field \"", key, "\" is out of range (", it->dump(), ")");
     } else if constexpr (std::is_same_v<T, bool>) {
       if (!it->is_boolean()) throw std::runtime_error("");
     } else if constexpr (std::is_same_v<T, double>) {
       if (!it->is_number()) throw std::runtime_error("");
     }
     *v = it->get<T>();
+  } catch (const bt::Error&) {
+    throw;
   } catch (const std::exception&) {
     bt::fail(what, ": field \"", key, "\" has the wrong type (", it->dump(), ")");
   }
@@ -98,14 +105,55 @@ BridgeTowerConfig config_from_json(const nlohmann::json& in, const std::string& 
     j.erase(sub);
   }
   for (auto it = j.begin(); it != j.end(); ++it) c.extra[it.key()] = it.value();
+  c.source = what;
   c.validate(what);
   return c;
+}
+
+// Upper bounds far above any released BridgeTower (large: hidden 1024, 24 layers, 4096 intermediate, 50265
+// tokens) but low enough that a hostile config.json cannot ask for an unbounded allocation.
+constexpr int kMaxWidth = 16384, kMaxLayers = 256, kMaxVocab = 1 << 20, kMaxPositions = 1 << 16, kMaxImage = 8192;
+constexpr double kMaxParameters = 4e9;  // 16 GB of float32 weights
+
+double BridgeTowerConfig::estimated_parameters() const {
+  const double h = hidden_size, th = text.hidden_size, ti = text.intermediate_size, vh = vision.hidden_size;
+  const double patches = double(vision.image_size / std::max(1, vision.patch_size));
+  const double text_p = (double(text.vocab_size) + text.max_position_embeddings + text.type_vocab_size) * th +
+                        text.num_hidden_layers * (4 * th * th + 2 * th * ti);
+  const double vision_p = vision.num_hidden_layers * 12 * vh * vh +
+                          (patches * patches + 1 + double(vision.num_channels) * vision.patch_size * vision.patch_size) * vh;
+  const double cross_p = 2.0 * num_hidden_layers * (8 * h * h + 2 * h * ti) + 4 * h * contrastive_hidden_size;
+  return text_p + vision_p + cross_p;
 }
 
 void BridgeTowerConfig::validate(const std::string& what) const {
   auto need = [&](bool ok, const char* field, const auto& why) {
     if (!ok) bt::fail(what, ": ", field, " ", why);
   };
+  auto range = [&](int v, int lo, int hi, const char* field) {
+    if (v < lo || v > hi) bt::fail(what, ": ", field, " is ", v, ", outside ", lo, "..", hi);
+  };
+  range(hidden_size, 1, kMaxWidth, "hidden_size");
+  range(num_hidden_layers, 1, kMaxLayers, "num_hidden_layers");
+  range(contrastive_hidden_size, 1, kMaxWidth, "contrastive_hidden_size");
+  range(text.vocab_size, 1, kMaxVocab, "text_config.vocab_size");
+  range(text.hidden_size, 1, kMaxWidth, "text_config.hidden_size");
+  range(text.num_hidden_layers, 1, kMaxLayers, "text_config.num_hidden_layers");
+  range(text.intermediate_size, 1, 4 * kMaxWidth, "text_config.intermediate_size");
+  range(text.max_position_embeddings, 1, kMaxPositions, "text_config.max_position_embeddings");
+  range(text.type_vocab_size, 1, 1024, "text_config.type_vocab_size");
+  range(vision.hidden_size, 1, kMaxWidth, "vision_config.hidden_size");
+  range(vision.num_hidden_layers, 1, kMaxLayers, "vision_config.num_hidden_layers");
+  range(vision.num_channels, 1, 16, "vision_config.num_channels");
+  range(vision.image_size, 1, kMaxImage, "vision_config.image_size");
+  for (double eps : {layer_norm_eps, text.layer_norm_eps, vision.layer_norm_eps})
+    need(eps > 0 && eps < 1, "layer_norm_eps", "must be in (0, 1)");
+  for (double p : {text.hidden_dropout_prob, text.attention_probs_dropout_prob})
+    need(p >= 0 && p < 1, "text_config dropout", "must be in [0, 1)");
+  const double params = estimated_parameters();
+  if (params > kMaxParameters)
+    bt::fail(what, ": the sizes ask for ", params, " parameters, more than the limit of ", kMaxParameters,
+             " (check hidden_size, intermediate_size, vocab_size and the layer counts)");
   need(hidden_size > 0 && num_attention_heads > 0 && hidden_size % num_attention_heads == 0, "hidden_size",
        "must be a positive multiple of num_attention_heads");
   need(text.hidden_size > 0 && text.num_attention_heads > 0 && text.hidden_size % text.num_attention_heads == 0,

@@ -55,9 +55,13 @@ struct BridgeTowerConfig {
   int contrastive_hidden_size = 512;
   double logit_scale_init_value = 2.6592;
   nlohmann::json extra = nlohmann::json::object();  // unmodelled fields, written back verbatim
+  std::string source;  // the file it was read from, for messages ("" for presets); not written back
 
-  // Checks the invariants the model relies on; throws bt::Error naming `what` and the field.
+  // Checks the invariants the model relies on and upper bounds on every size (so a hostile config.json
+  // cannot ask for an unbounded allocation); throws bt::Error naming `what` and the field.
   void validate(const std::string& what) const;
+  // Roughly how many parameters the model has (validate() caps it).
+  double estimated_parameters() const;
   nlohmann::json to_json() const;
 };
 

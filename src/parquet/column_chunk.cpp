@@ -143,9 +143,10 @@ ColumnValues decode_column_chunk(const uint8_t* chunk, size_t size, const LeafCo
   if (num_rows < 0) fail("negative row count");
   if (meta.num_values != num_rows) fail("chunk holds ", meta.num_values, " values for ", num_rows, " rows");
   const size_t rows = static_cast<size_t>(num_rows);
-  // RLE lets a few bytes claim millions of null rows; beyond this ratio the count is treated as corrupt, which
-  // bounds memory by the chunk's size (real all-null chunks of >1M rows in a selected column are not expected).
-  if (rows > std::max<size_t>(size_t(1) << 20, size * 1024))
+  // RLE lets a few bytes claim millions of null rows; beyond kMaxRowsPerChunkByte the count is treated as
+  // corrupt, which bounds memory by the chunk's size (real all-null chunks of >1M rows in a selected column
+  // are not expected).
+  if (rows > std::max<size_t>(size_t(1) << 20, size * kMaxRowsPerChunkByte))
     fail("row count ", rows, " is implausible for a chunk of ", size, " bytes");
 
   ColumnValues out = std::move(reuse);

@@ -31,6 +31,11 @@ struct ColumnValues {
   }
 };
 
+// A chunk claiming more rows than max(2^20, kMaxRowsPerChunkByte * its size) is corrupt: decoded rows take
+// 10-18 bytes each, so this bounds a chunk's decoded index to ~300x its size (RLE lets a few bytes claim
+// billions of null rows).
+inline constexpr size_t kMaxRowsPerChunkByte = 16;
+
 // `reuse`: a spent ColumnValues whose buffers are refilled (capacity kept), so a caller decoding page after
 // page does not fault in fresh memory for each (that costs more than the decode on a VM).
 ColumnValues decode_column_chunk(const uint8_t* chunk, size_t size, const LeafColumn& leaf,

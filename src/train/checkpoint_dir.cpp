@@ -6,9 +6,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <cstdio>
 #include <fstream>
+#include <sstream>
+#include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/terminal.h"
 
 namespace bt::train {
 
@@ -24,6 +28,13 @@ void fsync_fd_path(const fs::path& p, int flags) {
 }
 
 std::string unique_suffix() { return str(".", ::getpid()); }
+
+// NAME.tmp.<pid>: a half-written file of an atomic write (safetensors) interrupted by a kill.
+bool is_tmp_pid_file(const std::string& name) {
+  const size_t at = name.rfind(".tmp.");
+  if (at == std::string::npos || at + 5 == name.size()) return false;
+  return std::all_of(name.begin() + at + 5, name.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
 
 }  // namespace
 
@@ -107,13 +118,57 @@ std::vector<CheckpointRef> list_checkpoints(const fs::path& output_dir) {
   return out;
 }
 
+namespace {
+
+// "" when `path` is a safetensors file whose header is well-formed JSON inside the file.
+std::string safetensors_problem(const fs::path& path) {
+  std::ifstream f(path, std::ios::binary);
+  uint8_t len8[8];
+  if (!f.read(reinterpret_cast<char*>(len8), 8)) return path.filename().string() + " is truncated";
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = n << 8 | len8[i];
+  std::error_code ec;
+  const uint64_t size = fs::file_size(path, ec);
+  if (ec || n > size - 8 || n > (uint64_t(100) << 20)) return path.filename().string() + " has a bad header length";
+  std::string header(static_cast<size_t>(n), '\0');
+  if (!f.read(header.data(), static_cast<std::streamsize>(n))) return path.filename().string() + " is truncated";
+  auto j = nlohmann::json::parse(header, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return path.filename().string() + " has a corrupt header";
+  return "";
+}
+
+}  // namespace
+
+std::string checkpoint_problem(const fs::path& dir) {
+  std::ifstream f(dir / "trainer_state.json", std::ios::binary);
+  if (!f) return "no trainer_state.json";
+  std::stringstream ss;
+  ss << f.rdbuf();
+  auto j = nlohmann::json::parse(ss.str(), nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("global_step") || !j["global_step"].is_number_integer())
+    return "trainer_state.json is not a valid trainer state";
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".safetensors")
+      if (std::string why = safetensors_problem(e.path()); !why.empty()) return why;
+  return "";
+}
+
 fs::path resolve_resume_dir(const std::string& value, const fs::path& output_dir) {
   if (value == "latest") {
+    // Before choosing: a kill mid-replace may have left the newest checkpoint under .old-*.
+    remove_stale_staging(output_dir);
     auto cks = list_checkpoints(output_dir);
     if (cks.empty())
       fail("--resume_from_checkpoint latest: no checkpoint-N folder in ", output_dir.string(),
            " (train with --save_steps first, or name a checkpoint folder)");
-    return cks.back().path;
+    for (auto it = cks.rbegin(); it != cks.rend(); ++it) {
+      const std::string why = checkpoint_problem(it->path);
+      if (why.empty()) return it->path;
+      std::fprintf(stderr, "warning: skipping %s: %s\n", printable(it->path.string()).c_str(), why.c_str());
+    }
+    fail("--resume_from_checkpoint latest: none of the ", cks.size(), " checkpoint folders in ", output_dir.string(),
+         " is complete (see the warnings above); start over with --overwrite_output_dir");
   }
   fs::path p(value);
   if (!fs::is_directory(p)) fail("--resume_from_checkpoint: ", value, " is not a folder");
@@ -128,8 +183,14 @@ std::vector<fs::path> rotate_checkpoints(const fs::path& output_dir, int64_t lim
   auto cks = list_checkpoints(output_dir);
   const int64_t excess = static_cast<int64_t>(cks.size()) - limit;
   for (int64_t i = 0; i < excess; ++i) {
+    // Rename first (atomic): a kill during the slow remove_all leaves a .del-* folder, never a partial
+    // checkpoint-K that list_checkpoints() would offer.
+    const fs::path doomed = output_dir / (".del-" + cks[i].path.filename().string() + unique_suffix());
     std::error_code ec;
-    fs::remove_all(cks[i].path, ec);
+    fs::rename(cks[i].path, doomed, ec);
+    if (ec) continue;
+    fsync_dir(output_dir);
+    fs::remove_all(doomed, ec);
     removed.push_back(cks[i].path);
   }
   return removed;
@@ -141,7 +202,8 @@ void remove_stale_staging(const fs::path& output_dir) {
   std::vector<fs::path> stale, old;
   for (const auto& e : fs::directory_iterator(output_dir, ec)) {
     const std::string name = e.path().filename().string();
-    if (name.rfind(".tmp-checkpoint-", 0) == 0) stale.push_back(e.path());
+    if (name.rfind(".tmp-", 0) == 0 || name.rfind(".del-checkpoint-", 0) == 0 || is_tmp_pid_file(name))
+      stale.push_back(e.path());
     if (name.rfind(".old-checkpoint-", 0) == 0) old.push_back(e.path());
   }
   for (const auto& p : stale) fs::remove_all(p, ec);
@@ -153,6 +215,21 @@ void remove_stale_staging(const fs::path& output_dir) {
     if (!fs::exists(output_dir / name)) fs::rename(p, output_dir / name, ec);
     else fs::remove_all(p, ec);
   }
+}
+
+void move_files_into(const fs::path& staging, const fs::path& dest) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(staging))
+    if (e.is_regular_file()) files.push_back(e.path());
+  for (const auto& f : files) fsync_file(f);
+  for (const auto& f : files) {
+    std::error_code ec;
+    fs::rename(f, dest / f.filename(), ec);
+    if (ec) fail((dest / f.filename()).string(), ": cannot move into place: ", ec.message());
+  }
+  fsync_dir(dest);
+  std::error_code ec;
+  fs::remove_all(staging, ec);
 }
 
 }  // namespace bt::train

@@ -2,7 +2,10 @@
 // A StagedDir is written under output_dir/.tmp-checkpoint-N.<pid>/; commit() fsyncs every file and the folder,
 // then renames it into place (replacing an older checkpoint-N only after the new one is durable) and fsyncs the
 // parent. A kill at any moment leaves every earlier checkpoint-N intact; leftover .tmp-* folders are removed by
-// remove_stale_staging(). Torch-free on purpose: the trainer's tensors are serialized by the caller.
+// remove_stale_staging(). Rotation renames a folder to .del-checkpoint-K.<pid> before deleting it, so a kill
+// mid-delete never leaves a half-deleted checkpoint-K listed. "latest" takes the newest complete checkpoint
+// (see checkpoint_problem()), after remove_stale_staging(). Torch-free on purpose: the trainer's tensors are
+// serialized by the caller.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -42,10 +45,21 @@ struct CheckpointRef {
 
 // checkpoint-N folders of output_dir, sorted by N (folders whose name does not parse are ignored).
 std::vector<CheckpointRef> list_checkpoints(const fs::path& output_dir);
-// "latest" → the highest checkpoint-N of output_dir (error if none); any other value must be a checkpoint dir.
+// Why `dir` cannot be resumed from, or "" when it can: trainer_state.json must parse as an object with an
+// integer global_step, and every *.safetensors file must have a well-formed header (8-byte length + JSON object
+// within the file). Cheap: reads the small JSON files and the safetensors headers only.
+std::string checkpoint_problem(const fs::path& dir);
+// "latest" → remove_stale_staging(output_dir), then the newest checkpoint-N without a checkpoint_problem()
+// (incomplete ones are skipped with a warning on stderr; error if none is usable); any other value must be a
+// checkpoint folder with trainer_state.json.
 fs::path resolve_resume_dir(const std::string& value, const fs::path& output_dir);
 // Keep the newest `limit` checkpoints (limit <= 0: keep all). Returns the folders removed.
 std::vector<fs::path> rotate_checkpoints(const fs::path& output_dir, int64_t limit);
+// Removes .tmp-* staging folders and files, .del-* folders of an interrupted rotation and *.tmp.<pid> files
+// of an interrupted atomic write; puts back a .old-checkpoint-N whose replacement never arrived.
 void remove_stale_staging(const fs::path& output_dir);
+// Moves every file of `staging` into `dest` (one rename each, after fsyncing them), then removes `staging`:
+// used for the final model, which lives in output_dir itself.
+void move_files_into(const fs::path& staging, const fs::path& dest);
 
 }  // namespace bt::train

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "common/error.h"
+#include "common/terminal.h"
 
 namespace bt::train {
 
@@ -50,12 +51,14 @@ void ProgressBar::update(int64_t step, double elapsed_s, const std::string& stat
   int width = 100;
   winsize ws{};
   if (ioctl(fileno(out_), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20) width = ws.ws_col - 1;
-  last_line_ = render(step, elapsed_s, status, width);
+  last_line_ = render(step, elapsed_s, printable(status), width);
   std::fprintf(out_, "\r\033[K%s", last_line_.c_str());
   std::fflush(out_);
 }
 
-void ProgressBar::log(const std::string& line) {
+void ProgressBar::log(const std::string& text) {
+  // Log lines may quote names and captions from the data (e.g. skipped samples): escape control bytes.
+  const std::string line = printable(text);
   if (tty_) {
     std::fprintf(out_, "\r\033[K%s\n%s", line.c_str(), last_line_.c_str());
   } else {

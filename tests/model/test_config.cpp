@@ -65,3 +65,36 @@ TEST(ModelConfig, Presets) {
   EXPECT_EQ(preset("tiny").vision.image_size, 64);
   EXPECT_THROW(preset("huge"), bt::Error);
 }
+
+// Hostile config.json values: each is a one-line error naming the file and the field, never a silent wrap,
+// an unbounded allocation or a libtorch backtrace.
+TEST(ModelConfig, RangeChecksEveryInteger) {
+  auto err = [](const nlohmann::json& j) {
+    try {
+      config_from_json(j, "cfg.json");
+    } catch (const bt::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  // 4294967300 used to be read as 4 (get<int> wraps).
+  EXPECT_EQ(err({{"num_attention_heads", 4294967300ull}}),
+            "cfg.json: field \"num_attention_heads\" is out of range (4294967300)");
+  EXPECT_EQ(err({{"hidden_size", -4294967296ll}}), "cfg.json: field \"hidden_size\" is out of range (-4294967296)");
+  EXPECT_EQ(err({{"text_config", {{"intermediate_size", -5}}}}),
+            "cfg.json: text_config.intermediate_size is -5, outside 1..65536");
+  EXPECT_EQ(err({{"vision_config", {{"num_channels", 0}}}}),
+            "cfg.json: vision_config.num_channels is 0, outside 1..16");
+  EXPECT_NE(err({{"num_hidden_layers", 1000000000}}).find("num_hidden_layers is 1000000000, outside 1..256"),
+            std::string::npos);
+  EXPECT_NE(err({{"text_config", {{"vocab_size", 2000000000}}}}).find("text_config.vocab_size is 2000000000"),
+            std::string::npos);
+  EXPECT_NE(err({{"text_config", {{"vocab_size", 2e9}}}}).find("\"vocab_size\" has the wrong type"), std::string::npos);
+  // Each size within its bound, together far too large: the parameter estimate stops it.
+  nlohmann::json big = {{"hidden_size", 16384}, {"num_attention_heads", 16}, {"num_hidden_layers", 200},
+                        {"text_config", {{"hidden_size", 16384}, {"num_hidden_layers", 200}, {"num_attention_heads", 16}}},
+                        {"vision_config", {{"hidden_size", 16384}, {"num_hidden_layers", 200}}}};
+  EXPECT_NE(err(big).find("parameters, more than the limit"), std::string::npos) << err(big);
+  EXPECT_NE(err({{"layer_norm_eps", -1.0}}).find("layer_norm_eps"), std::string::npos);
+  EXPECT_EQ(err(nlohmann::json::object()), "(no error)");
+}

@@ -29,7 +29,7 @@ void write(const fs::path& p, const std::string& s) { std::ofstream(p) << s; }
 void make_checkpoint(const fs::path& out, int64_t step, const std::string& payload) {
   StagedDir d(out, "checkpoint-" + std::to_string(step));
   write(d.path() / "model.bin", payload);
-  write(d.path() / "trainer_state.json", "{}");
+  write(d.path() / "trainer_state.json", "{\"global_step\": " + std::to_string(step) + "}");
   d.commit();
 }
 }  // namespace
@@ -112,5 +112,59 @@ TEST(CheckpointDir, AtomicFileWrite) {
   write_file_atomic(out / "a.json", "two");
   EXPECT_EQ(slurp(out / "a.json"), "two");
   EXPECT_THROW(write_file_atomic(out / "missing_dir" / "a.json", "x"), bt::Error);
+  fs::remove_all(out);
+}
+
+TEST(CheckpointDir, LatestSkipsIncompleteCheckpoints) {
+  auto out = fresh_dir("incomplete");
+  make_checkpoint(out, 10, "ten");
+  make_checkpoint(out, 20, "twenty");
+  make_checkpoint(out, 30, "thirty");
+  fs::remove(out / "checkpoint-30" / "trainer_state.json");                   // not complete
+  write(out / "checkpoint-20" / "model.safetensors", std::string("\xff\xff\xff\xff\xff\xff\xff\x7f{}", 10));
+  EXPECT_EQ(checkpoint_problem(out / "checkpoint-30"), "no trainer_state.json");
+  EXPECT_EQ(checkpoint_problem(out / "checkpoint-20"), "model.safetensors has a bad header length");
+  EXPECT_EQ(resolve_resume_dir("latest", out), out / "checkpoint-10");
+  write(out / "checkpoint-10" / "trainer_state.json", "{\"global_step\": ");  // torn
+  EXPECT_THROW(resolve_resume_dir("latest", out), bt::Error);
+  fs::remove_all(out);
+}
+
+TEST(CheckpointDir, StaleFoldersGoBeforeTheResumeDecision) {
+  // A kill between "move checkpoint-20 aside" and "rename the new one in": latest must still be 20.
+  auto out = fresh_dir("stale_first");
+  make_checkpoint(out, 10, "ten");
+  make_checkpoint(out, 20, "twenty");
+  fs::rename(out / "checkpoint-20", out / ".old-checkpoint-20.77");
+  fs::create_directories(out / ".del-checkpoint-5.77");
+  write(out / "model.safetensors.tmp.77", "half");
+  EXPECT_EQ(resolve_resume_dir("latest", out), out / "checkpoint-20");
+  EXPECT_FALSE(fs::exists(out / ".del-checkpoint-5.77"));
+  EXPECT_FALSE(fs::exists(out / "model.safetensors.tmp.77"));
+  fs::remove_all(out);
+}
+
+TEST(CheckpointDir, RotationNeverLeavesAPartialCheckpointListed) {
+  auto out = fresh_dir("rotate_rename");
+  for (int s : {1, 2, 3}) make_checkpoint(out, s, std::string(1000, 'x'));
+  // A child killed right after rotation's rename (before the delete finishes) leaves only a .del-* folder.
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    fs::rename(out / "checkpoint-1", out / ".del-checkpoint-1.9");  // what rotate does first
+    ::kill(::getpid(), SIGKILL);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  auto cks = list_checkpoints(out);
+  ASSERT_EQ(cks.size(), 2u);
+  EXPECT_EQ(cks[0].step, 2);
+  EXPECT_EQ(rotate_checkpoints(out, 1), std::vector<fs::path>{out / "checkpoint-2"});
+  EXPECT_FALSE(fs::exists(out / "checkpoint-2"));
+  remove_stale_staging(out);
+  int entries = 0;
+  for (auto& e : fs::directory_iterator(out)) ++entries, (void)e;
+  EXPECT_EQ(entries, 1);
   fs::remove_all(out);
 }

@@ -44,3 +44,17 @@ TEST(RunLog, AppendKeepsEarlierStepsOnly) {
   EXPECT_DOUBLE_EQ(recs[1].loss, 3.0);
   std::filesystem::remove(path);
 }
+
+TEST(Progress, LogEscapesControlBytes) {
+  // A skipped sample's name may carry an escape sequence: it reaches the log escaped, never raw.
+  FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  ProgressBar bar(10, 0, f, false);
+  bar.log("skipped 'evil\x1b]0;pwned\x07\xff.jpg'");
+  std::fflush(f);
+  std::rewind(f);
+  char buf[256] = {};
+  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  EXPECT_EQ(std::string(buf, n), "skipped 'evil\\x1b]0;pwned\\x07\\xff.jpg'\n");
+}

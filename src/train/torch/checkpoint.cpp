@@ -59,6 +59,14 @@ void save_checkpoint(const std::filesystem::path& output_dir, model::BridgeTower
   dir.commit();
 }
 
+void save_final_model(const std::filesystem::path& output_dir, model::BridgeTowerForContrastiveLearning& model,
+                      const text::Tokenizer& tokenizer) {
+  StagedDir staging(output_dir, "final-model");
+  model->save_pretrained(staging.path().string());
+  tokenizer.save(staging.path().string());
+  move_files_into(staging.path(), output_dir);
+}
+
 TrainerState load_checkpoint(const std::filesystem::path& dir, model::BridgeTowerForContrastiveLearning& model,
                              AdamW& optimizer) {
   const std::string d = dir.string();

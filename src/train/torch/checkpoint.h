@@ -35,6 +35,12 @@ void save_checkpoint(const std::filesystem::path& output_dir, model::BridgeTower
                      const text::Tokenizer& tokenizer, const AdamW& optimizer, const Schedule& schedule,
                      const TrainerState& state);
 
+// The final model (config.json, model.safetensors, tokenizer files) into output_dir itself: written into a
+// staging folder, fsynced, then each file renamed into place, so no file is ever half-written and a kill
+// leaves no *.tmp.<pid> behind in output_dir (a leftover staging folder is removed by remove_stale_staging()).
+void save_final_model(const std::filesystem::path& output_dir, model::BridgeTowerForContrastiveLearning& model,
+                      const text::Tokenizer& tokenizer);
+
 // Restores model weights, optimizer, RNG and returns the trainer state. The model must have the
 // checkpoint's architecture (the caller builds it from dir/config.json).
 TrainerState load_checkpoint(const std::filesystem::path& dir, model::BridgeTowerForContrastiveLearning& model,

@@ -194,6 +194,7 @@ std::shared_ptr<const data::Dataset> open_data(const std::string& path, const Tr
   co.image_column = o.image_column;
   co.caption_column = o.caption_column;
   co.on_bad_row = o.on_bad_sample == "skip" ? data::OnBad::kSkip : data::OnBad::kError;
+  co.max_image_bytes = o.max_image_bytes;
   return std::shared_ptr<const data::Dataset>(data::open_dataset(path, co));
 }
 
@@ -550,10 +551,7 @@ TrainSummary run_train(const TrainOptions& o) {
   if (evaluated) sum.eval_loss = last_eval.loss;
   if (!main_rank) return sum;
 
-  if (o.save_final_model) {
-    model->save_pretrained(out.string());
-    tok->save(out.string());
-  }
+  if (o.save_final_model) save_final_model(out, model, *tok);
   fs::path plot = out / "training_plot.png";
   if (o.write_plot) {
     auto recs = read_window_records(out / "metrics.jsonl");
