@@ -17,6 +17,7 @@
 #include "dist/gather.h"
 #include "dist/grad_sync.h"
 #include "dist/process_group.h"
+#include "hub/hub.h"
 #include "parquet/parquet_dataset.h"
 #include "loader/loader.h"
 #include "model/bridgetower.h"
@@ -208,7 +209,11 @@ std::string fmt(const char* f, double v) {
 
 }  // namespace
 
-TrainSummary run_train(const TrainOptions& o) {
+TrainSummary run_train(const TrainOptions& options) {
+  // Hub ids (org/name) become snapshot folders of the local Hugging Face cache before any check (hub/hub.h).
+  TrainOptions o = options;
+  for (auto [p, flag] : {std::pair{&o.model_name_or_path, "--model_name_or_path"}, {&o.tokenizer_name, "--tokenizer_name"}})
+    if (!p->empty()) *p = hub::resolve(*p, hub::RepoType::Model, o.model_revision, o.cache_dir, flag);
   check_options(o);
   const torch::Device device = pick_device(o);
   if (o.use_media_pipeline && !device.is_cuda())
