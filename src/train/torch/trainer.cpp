@@ -284,6 +284,9 @@ TrainSummary run_train(const TrainOptions& options) {
       cfg.text.vocab_size = static_cast<int>(tok->vocab_size());
     }
   }
+  if (tok && tok->vocab_size() > static_cast<size_t>(cfg.text.vocab_size))  // an id past the table: CUDA assert
+    fail("the tokenizer has ", tok->vocab_size(), " ids but the model's text embeddings hold ", cfg.text.vocab_size,
+         ": use the checkpoint's own tokenizer (or a --model_preset with --tokenizer_name)");
   if (o.dropout >= 0) cfg.text.hidden_dropout_prob = cfg.text.attention_probs_dropout_prob = o.dropout;
   const int image_size = cfg.vision.image_size;
   if (o.image_size > 0 && o.image_size != image_size)
