@@ -58,9 +58,12 @@ class PretrainedModel : public torch::nn::Module {
  public:
   const BridgeTowerConfig& config() const { return cfg_; }
   virtual std::string architecture() const = 0;
-  // Copies tensors from dir/model.safetensors (or the sharded index) into the parameters by HF name, converting
-  // F16/BF16/F64 to the parameter dtype. Missing or mis-shaped tensors -> bt::Error naming the key and shapes;
-  // when allow_missing_heads, head tensors (not under "bridgetower.") may be absent and keep their init.
+  // Copies tensors into the parameters by HF name, from the first of dir/model.safetensors, its sharded index,
+  // pytorch_model.bin, its sharded index (HF's order), converting F16/BF16/F64 to the parameter dtype. Missing
+  // or mis-shaped tensors -> bt::Error naming the key and shapes; when allow_missing_heads, head tensors (not
+  // under "bridgetower.") may be absent and keep their init. As from_pretrained: checkpoint tensors this model
+  // has no place for (other heads, position_ids) are skipped; skipped and missing heads are each named in one
+  // line on stderr.
   void load_weights(const std::string& dir, bool allow_missing_heads = false);
   // config.json (architectures = this class) + model.safetensors (F32, every parameter), both atomic.
   void save_pretrained(const std::string& dir) const;

@@ -1,13 +1,16 @@
 // Parameter init (HF _init_weights), checkpoint I/O by HF names, parameter groups.
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <set>
 
 #include "common/error.h"
 #include "model/bridgetower.h"
 #include "model/safetensors.h"
+#include "model/torch_zip.h"
 
 namespace bt::model {
 
@@ -43,13 +46,6 @@ st::DType from_torch(torch::ScalarType t) {
     case torch::kBool: return st::DType::BOOL;
     default: bt::fail("cannot store tensors of dtype ", c10::toString(t), " in safetensors");
   }
-}
-
-// A CPU tensor owning a copy of the view's bytes (the mapping may be unaligned and goes away).
-Tensor copy_view(const st::TensorView& v) {
-  auto t = torch::empty(v.shape, torch::TensorOptions().dtype(to_torch(v.dtype)));
-  if (v.nbytes) std::memcpy(t.data_ptr(), v.data, v.nbytes);
-  return t;
 }
 
 }  // namespace
@@ -105,29 +101,100 @@ int64_t PretrainedModel::count_parameters(bool trainable_only) const {
   return n;
 }
 
-void PretrainedModel::load_weights(const std::string& dir, bool allow_missing_heads) {
-  std::vector<st::SafeTensors> files;
-  std::map<std::string, std::pair<size_t, const st::TensorView*>> avail;
-  std::string single = dir + "/model.safetensors", index = dir + "/model.safetensors.index.json";
-  if (std::filesystem::exists(single)) {
-    files.push_back(st::SafeTensors::open(single));
-  } else if (std::filesystem::exists(index)) {
-    std::map<std::string, size_t> shard_ids;
-    for (const auto& [name, shard] : st::read_safetensors_index(index))
-      if (!shard_ids.count(shard)) {
-        shard_ids[shard] = files.size();
-        files.push_back(st::SafeTensors::open(dir + "/" + shard));
-      }
+namespace {
+
+// One checkpoint tensor wherever it lives: a strided view (in elements) of a mapped storage.
+struct Source {
+  std::string file;
+  st::DType dtype = st::DType::F32;
+  std::vector<int64_t> shape, strides;
+  int64_t offset = 0;
+  const uint8_t* base = nullptr;
+  uint64_t nbytes = 0;
+  const ptbin::TorchCheckpoint* torch_file = nullptr;  // set for pytorch_model.bin storages
+  size_t storage_id = 0;
+};
+
+std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) s[d - 1] = s[d] * shape[d];
+  return s;
+}
+
+// The files of a checkpoint folder, in Hugging Face's order of preference (safetensors first), and the
+// tensors they hold by name.
+struct CheckpointFiles {
+  std::vector<st::SafeTensors> st_files;
+  std::deque<ptbin::TorchCheckpoint> pt_files;  // a deque: Sources keep pointers into it
+  std::map<std::string, Source> tensors;
+};
+
+void add_file(CheckpointFiles& c, const std::string& path) {
+  if (path.size() >= 12 && path.compare(path.size() - 12, 12, ".safetensors") == 0) {
+    c.st_files.push_back(st::SafeTensors::open(path));
+    for (const auto& t : c.st_files.back().tensors())
+      c.tensors[t.name] = {path, t.dtype, t.shape, contiguous_strides(t.shape), 0, t.data, t.nbytes};
   } else {
-    bt::fail(dir, ": no model.safetensors or model.safetensors.index.json (pytorch_model.bin is not read: convert "
-             "it with safetensors' convert script)");
+    c.pt_files.push_back(ptbin::TorchCheckpoint::open(path));
+    for (const auto& t : c.pt_files.back().tensors())
+      c.tensors[t.rec.name] = {path, t.rec.dtype, t.rec.shape, t.rec.strides, t.rec.storage_offset, t.storage,
+                               t.storage_bytes, &c.pt_files.back(), t.storage_id};
   }
-  for (size_t i = 0; i < files.size(); ++i)
-    for (const auto& t : files[i].tensors()) avail[t.name] = {i, &t};
+}
+
+void open_checkpoint(CheckpointFiles& c, const std::string& dir) {
+  namespace fs = std::filesystem;
+  for (const char* stem : {"model.safetensors", "pytorch_model.bin"}) {
+    const std::string single = dir + "/" + stem, index = single + ".index.json";
+    if (fs::exists(single)) return add_file(c, single);
+    if (fs::exists(index)) {
+      std::set<std::string> shards;
+      for (const auto& [name, shard] : st::read_safetensors_index(index)) shards.insert(shard);
+      for (const auto& shard : shards) add_file(c, dir + "/" + shard);
+      return;
+    }
+  }
+  bt::fail(dir, ": no model.safetensors, pytorch_model.bin or their .index.json shards (fetch the checkpoint with "
+           "`huggingface-cli download <org/name>`, or give a folder bridgetune wrote)");
+}
+
+// p <- s, converting the dtype, reading the mapping in place (no intermediate copy of the checkpoint).
+void copy_into(Tensor& p, const Source& s) {
+  const auto opts = torch::TensorOptions().dtype(to_torch(s.dtype));
+  const size_t esz = st::dtype_size(s.dtype);
+  const int64_t n = static_cast<int64_t>(s.nbytes / esz);
+  Tensor storage;
+  if (reinterpret_cast<uintptr_t>(s.base) % esz == 0) {
+    storage = torch::from_blob(const_cast<uint8_t*>(s.base), {n}, opts);
+  } else {  // safetensors data may be unaligned
+    storage = torch::empty({n}, opts);
+    if (n) std::memcpy(storage.data_ptr(), s.base, static_cast<size_t>(n) * esz);
+  }
+  p.copy_(storage.as_strided(s.shape, s.strides, s.offset));
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+}  // namespace
+
+void PretrainedModel::load_weights(const std::string& dir, bool allow_missing_heads) {
+  CheckpointFiles files;
+  open_checkpoint(files, dir);
+  auto& avail = files.tensors;
   // A plain BridgeTowerModel checkpoint has no "bridgetower." prefix.
   bool bare = !avail.empty() && std::none_of(avail.begin(), avail.end(), [](const auto& kv) {
     return kv.first.rfind("bridgetower.", 0) == 0;
   });
+  // Storages of pytorch_model.bin go back to the kernel once their last tensor is copied (peak RSS).
+  std::map<std::pair<const void*, size_t>, int> uses;
+  for (const auto& [name, s] : avail)
+    if (s.torch_file) ++uses[{s.torch_file, s.storage_id}];
+  std::set<std::string> used;
+  std::vector<std::string> missing_heads;
   torch::NoGradGuard ng;
   for (auto& kv : named_parameters(true)) {
     const std::string& name = kv.key();
@@ -139,19 +206,35 @@ void PretrainedModel::load_weights(const std::string& dir, bool allow_missing_he
                            : "bridgetower.text_model.embeddings.word_embeddings.weight");
     Tensor& p = kv.value();
     if (it == avail.end()) {
-      if (allow_missing_heads && name.rfind("bridgetower.", 0) != 0) continue;
+      if (allow_missing_heads && name.rfind("bridgetower.", 0) != 0) {
+        missing_heads.push_back(name);
+        continue;
+      }
       bt::fail(dir, ": checkpoint lacks tensor '", key, "' (model expects shape ", shape_str(p.sizes()), ")");
     }
-    const st::TensorView& v = *it->second.second;
-    if (c10::IntArrayRef(v.shape) != p.sizes())
-      bt::fail(files[it->second.first].source(), ": tensor '", key, "' has shape ", shape_str(v.shape),
-               ", the model expects ", shape_str(p.sizes()));
-    if (!(v.dtype == st::DType::F32 || v.dtype == st::DType::F16 || v.dtype == st::DType::BF16 ||
-          v.dtype == st::DType::F64))
-      bt::fail(files[it->second.first].source(), ": tensor '", key, "' has dtype ", st::dtype_name(v.dtype),
+    const Source& s = it->second;
+    if (c10::IntArrayRef(s.shape) != p.sizes())
+      bt::fail(s.file, ": tensor '", it->first, "' has shape ", shape_str(s.shape), ", the model expects ",
+               shape_str(p.sizes()));
+    if (!(s.dtype == st::DType::F32 || s.dtype == st::DType::F16 || s.dtype == st::DType::BF16 ||
+          s.dtype == st::DType::F64))
+      bt::fail(s.file, ": tensor '", it->first, "' has dtype ", st::dtype_name(s.dtype),
                ", expected a floating-point type");
-    p.copy_(copy_view(v));
+    copy_into(p, s);
+    used.insert(it->first);
+    if (s.torch_file && --uses[{s.torch_file, s.storage_id}] == 0) s.torch_file->release(s.storage_id);
   }
+  // from_pretrained's rules: extra tensors (other heads, position_ids buffers) are skipped, missing heads keep
+  // the initialisation the constructor gave them; both are named once.
+  std::vector<std::string> skipped;
+  for (const auto& kv : avail)
+    if (!used.count(kv.first)) skipped.push_back(kv.first);
+  if (!skipped.empty())
+    std::fprintf(stderr, "%s: skipped %zu checkpoint tensors %s has no place for: %s\n", dir.c_str(), skipped.size(),
+                 architecture().c_str(), joined(skipped).c_str());
+  if (!missing_heads.empty())
+    std::fprintf(stderr, "%s: %zu head tensors are not in the checkpoint and keep their initialisation: %s\n",
+                 dir.c_str(), missing_heads.size(), joined(missing_heads).c_str());
 }
 
 void PretrainedModel::save_pretrained(const std::string& dir) const {
@@ -204,9 +287,14 @@ int freeze_parameters(torch::nn::Module& model, const std::string& prefix) {
 }
 
 std::map<std::string, Tensor> load_tensors(const std::string& path) {
-  auto f = st::SafeTensors::open(path);
+  CheckpointFiles files;
+  add_file(files, path);
   std::map<std::string, Tensor> out;
-  for (const auto& t : f.tensors()) out[t.name] = copy_view(t);
+  for (const auto& [name, src] : files.tensors) {
+    Tensor t = torch::empty(src.shape, torch::TensorOptions().dtype(to_torch(src.dtype)));
+    copy_into(t, src);
+    out[name] = t;
+  }
   return out;
 }
 

@@ -21,7 +21,9 @@ namespace bt::train {
 
 struct TrainOptions {
   // Model and data.
-  std::string model_name_or_path;  // HF checkpoint dir; empty: model_preset (random init)
+  std::string model_name_or_path;  // HF checkpoint dir or hub id (org/name, see hub/hub.h); empty: model_preset
+  std::string model_revision = "main";  // hub ids: branch, tag or 40-hex commit in the local HF cache
+  std::string cache_dir;                // hub ids: the HF hub cache (empty: $HF_HUB_CACHE, $HF_HOME/hub, ...)
   std::string model_preset = "tiny";
   std::string tokenizer_name;  // tokenizer folder (vocab.json + merges.txt or tokenizer.json) for a preset model;
                                // empty: the checkpoint's, else a small BPE trained on the training captions

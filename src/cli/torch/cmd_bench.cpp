@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli/command.h"
+#include "cli/hub_flags.h"
 #include "common/error.h"
 #include "data/synth.h"
 #include "train/bench_report.h"
@@ -25,6 +26,7 @@ struct BenchArgs {
   int batch = 16, steps = 30, warmup = 5, image_size = 0, synth_n = 512, synth_max_width = 800;
   int decoded_cache_mb = 0, torch_threads = 0, repeats = 3;
   bool bf16 = false, media_pipeline_on = false;
+  HubFlags hub;
 };
 
 std::vector<int> parse_list(const std::string& s) {
@@ -96,6 +98,8 @@ void run(const BenchArgs& a) {
   train::TrainOptions base;
   base.model_preset = a.preset;
   base.tokenizer_name = a.tokenizer;
+  base.model_revision = a.hub.revision;
+  base.cache_dir = a.hub.cache_dir;
   base.train_file = data;
   base.per_device_train_batch_size = a.batch;
   base.max_steps = a.steps;
@@ -175,8 +179,9 @@ void setup(CLI::App& app) {
   app.add_option("--workers", a->workers, "Comma-separated --dataloader_num_workers values")->capture_default_str();
   app.add_option("--model_preset", a->preset, "tiny|small|base|large")->capture_default_str();
   app.add_option("--tokenizer_name", a->tokenizer,
-                 "Tokenizer folder (vocab.json + merges.txt); its vocabulary sizes the embeddings (default: a small BPE "
-                 "trained on the captions)");
+                 "Tokenizer folder or hub id (vocab.json + merges.txt, or tokenizer.json); its vocabulary sizes the "
+                 "embeddings (default: a small BPE trained on the captions)");
+  add_hub_flags(app, &a->hub.revision, &a->hub.cache_dir);
   app.add_option("--per_device_train_batch_size,--batch", a->batch)->capture_default_str();
   app.add_option("--max_steps,--steps", a->steps, "Steps per configuration")->capture_default_str();
   app.add_option("--throughput_warmup_steps", a->warmup)->capture_default_str();

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "cli/command.h"
+#include "cli/hub_flags.h"
 #include "common/error.h"
 #include "model/api.h"
 
@@ -11,6 +12,7 @@ namespace {
 
 struct ForwardArgs {
   std::string model, batch, out;
+  bt::cli::HubFlags hub;
   int threads = 0;
 };
 
@@ -18,19 +20,20 @@ bt::cli::Registrar reg("forward", "Run the contrastive model on a batch (safeten
                        [](CLI::App& app) {
                          auto a = std::make_shared<ForwardArgs>();
                          app.add_option("--model_name_or_path", a->model,
-                                        "Checkpoint folder (config.json + model.safetensors)")
+                                        "Checkpoint folder or hub id (org/name) in the local HF cache")
                              ->required();
                          app.add_option("--batch", a->batch,
                                         "Input safetensors: pixel_values F32 [B,3,S,S], input_ids and "
                                         "attention_mask I64 [B,L]")
                              ->required();
                          app.add_option("--out", a->out, "Output safetensors")->required();
+                         bt::cli::add_hub_flags(app, &a->hub.revision, &a->hub.cache_dir);
                          app.add_option("--threads", a->threads, "Torch intra-op threads (0 = all cores)")
                              ->capture_default_str();
                          app.callback([a] {
                            bt::model::configure_torch_threads(a->threads);
                            auto t0 = std::chrono::steady_clock::now();
-                           bt::model::forward_file(a->model, a->batch, a->out);
+                           bt::model::forward_file(a->hub.resolve(a->model), a->batch, a->out);
                            double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
                            std::fprintf(stderr, "forward: wrote %s in %.2f s\n", a->out.c_str(), s);
                          });

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "cli/command.h"
+#include "cli/hub_flags.h"
 #include "common/error.h"
 #include "model/api.h"
 #include "model/safetensors.h"
@@ -11,6 +12,7 @@ namespace {
 
 struct InfoArgs {
   std::string preset, model;
+  bt::cli::HubFlags hub;
 };
 
 std::string grouped(int64_t n) {
@@ -22,8 +24,9 @@ std::string grouped(int64_t n) {
   return out;
 }
 
-void run(const InfoArgs& a) {
+void run(InfoArgs a) {
   if (a.preset.empty() == a.model.empty()) bt::fail("info: give exactly one of --model_preset or --model_name_or_path");
+  a.model = a.hub.resolve(a.model);
   auto cfg = a.model.empty() ? bt::model::preset(a.preset) : bt::model::load_config(a.model + "/config.json");
   std::printf("model: %s\n", a.model.empty() ? ("preset " + a.preset).c_str() : a.model.c_str());
   std::printf("%s", bt::model::describe(cfg).c_str());
@@ -43,7 +46,8 @@ void run(const InfoArgs& a) {
 bt::cli::Registrar reg("info", "Print a model's parameter count and shapes", 61, [](CLI::App& app) {
   auto a = std::make_shared<InfoArgs>();
   app.add_option("--model_preset", a->preset, "tiny | small | base | large");
-  app.add_option("--model_name_or_path", a->model, "Checkpoint folder with config.json");
+  app.add_option("--model_name_or_path", a->model, "Checkpoint folder with config.json, or hub id (org/name)");
+  bt::cli::add_hub_flags(app, &a->hub.revision, &a->hub.cache_dir);
   app.callback([a] { run(*a); });
 });
 

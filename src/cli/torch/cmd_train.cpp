@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "cli/command.h"
+#include "cli/hub_flags.h"
 #include "common/error.h"
 #include "data/captions_dataset.h"
 #include "dist/env.h"
@@ -18,10 +19,11 @@ void setup(CLI::App& app) {
   auto resume_opt = app.add_option("--resume_from_checkpoint", o->resume_from_checkpoint,
                                    "Continue a run: a checkpoint-N folder, or 'latest' (default when no value)")
                         ->expected(0, 1);
-  app.add_option("--model_name_or_path", o->model_name_or_path, "HF checkpoint folder (config.json, model.safetensors, tokenizer files)");
+  app.add_option("--model_name_or_path", o->model_name_or_path, "HF checkpoint folder (config.json, model.safetensors or pytorch_model.bin, tokenizer files) or hub id (org/name) in the local HF cache");
+  add_hub_flags(app, &o->model_revision, &o->cache_dir);
   app.add_option("--model_preset", o->model_preset, "Random-init shapes when no checkpoint: tiny|small|base|large")->capture_default_str();
   app.add_option("--tokenizer_name", o->tokenizer_name,
-                 "Tokenizer folder (vocab.json + merges.txt, or tokenizer.json) for a --model_preset model; its vocabulary "
+                 "Tokenizer folder or hub id (vocab.json + merges.txt, or tokenizer.json) for a --model_preset model; its vocabulary "
                  "sizes the text embeddings (default: a small BPE trained on the captions)");
   app.add_option("--train_file", o->train_file, "Captions file (JSONL/CSV), image folder with captions.jsonl, HF parquet (file, folder, glob) or tar shards; none: built-in demo data");
   app.add_option("--train_shards", o->train_shards, "WebDataset tar shards: a .tar, a glob, a brace pattern (shard-{000..009}.tar) or a folder");

@@ -17,6 +17,7 @@
 #include "dist/gather.h"
 #include "dist/grad_sync.h"
 #include "dist/process_group.h"
+#include "hub/hub.h"
 #include "parquet/parquet_dataset.h"
 #include "loader/loader.h"
 #include "model/bridgetower.h"
@@ -210,7 +211,11 @@ std::string fmt(const char* f, double v) {
 
 }  // namespace
 
-TrainSummary run_train(const TrainOptions& o) {
+TrainSummary run_train(const TrainOptions& options) {
+  // Hub ids (org/name) become snapshot folders of the local Hugging Face cache before any check (hub/hub.h).
+  TrainOptions o = options;
+  for (auto [p, flag] : {std::pair{&o.model_name_or_path, "--model_name_or_path"}, {&o.tokenizer_name, "--tokenizer_name"}})
+    if (!p->empty()) *p = hub::resolve(*p, hub::RepoType::Model, o.model_revision, o.cache_dir, flag);
   check_options(o);
   const torch::Device device = pick_device(o);
   if (o.use_media_pipeline && !device.is_cuda())
@@ -281,6 +286,9 @@ TrainSummary run_train(const TrainOptions& o) {
       cfg.text.vocab_size = static_cast<int>(tok->vocab_size());
     }
   }
+  if (tok && tok->vocab_size() > static_cast<size_t>(cfg.text.vocab_size))  // an id past the table: CUDA assert
+    fail("the tokenizer has ", tok->vocab_size(), " ids but the model's text embeddings hold ", cfg.text.vocab_size,
+         ": use the checkpoint's own tokenizer (or a --model_preset with --tokenizer_name)");
   if (o.dropout >= 0) cfg.text.hidden_dropout_prob = cfg.text.attention_probs_dropout_prob = o.dropout;
   const int image_size = cfg.vision.image_size;
   if (o.image_size > 0 && o.image_size != image_size)

@@ -1,0 +1,22 @@
+#!/bin/sh
+# `bridgetune train` from a pytorch_model.bin found by hub id (fake HF cache from make_torch_checkpoints.py):
+# one step at learning rate 0 leaves the weights as loaded, so the saved model must reproduce the reference
+# outputs; a tokenizer larger than the embedding table is refused before anything is written.
+# usage: train_from_hub_test.sh BRIDGETUNE TEST_MODEL FIXTURE_DIR WORK_DIR   (HF_HUB_CACHE set by ctest)
+set -eu
+bt=$1 test_model=$2 fixture=$3 work=$4
+rm -rf "$work" && mkdir -p "$work"
+"$bt" synth --out "$work/data" --n 8 --images 4 --min_width 64 --max_width 96 >/dev/null
+"$bt" train --model_name_or_path bt-test/tiny-bin --train_file "$work/data" --output_dir "$work/out" \
+  --per_device_train_batch_size 4 --max_seq_length 32 --max_steps 1 --learning_rate 0 --dataloader_num_workers 0 --torch_threads 1 \
+  --throughput_warmup_steps 0 --logging_steps 1 2>"$work/train.err" >/dev/null || { cat "$work/train.err"; exit 1; }
+grep -q "skipped 4 checkpoint tensors" "$work/train.err" || { echo "no skipped-tensors line:"; cat "$work/train.err"; exit 1; }
+"$bt" forward --model_name_or_path "$work/out" --batch "$fixture/inputs.safetensors" --out "$work/fwd.safetensors"
+BT_FORWARD_OUT="$work/fwd.safetensors" "$test_model" --gtest_filter=CliOutput.*
+if "$bt" train --model_name_or_path bt-test/tiny-bigvocab --train_file "$work/data" --output_dir "$work/out2" --max_seq_length 32 \
+     --max_steps 1 2>"$work/vocab.err" >/dev/null; then
+  echo "a tokenizer past the embedding table was accepted"; exit 1
+fi
+grep -q "1001 ids but the model's text embeddings hold 1000" "$work/vocab.err" || { cat "$work/vocab.err"; exit 1; }
+[ ! -e "$work/out2" ] || { echo "out2 was written before the vocabulary check"; exit 1; }
+echo "train from hub: ok"
