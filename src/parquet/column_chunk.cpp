@@ -110,24 +110,28 @@ void decode_values(Type t, Encoding enc, const uint8_t* p, size_t n, size_t coun
   }
 }
 
+// Appends one value slot (definition level d; the next decoded value when present) to the output arrays.
+void append_value(Type t, uint32_t d, bool present, const Decoded& vals, size_t& k, ColumnValues& out) {
+  out.def.push_back(static_cast<uint8_t>(d));
+  out.present.push_back(present);
+  if (t == Type::ByteArray) {
+    if (present) {
+      const View& v = vals.views[k++];
+      out.data.insert(out.data.end(), v.p, v.p + v.n);
+    }
+    out.offsets.push_back(out.data.size());
+  } else {
+    out.ints.push_back(present ? vals.ints[k++] : 0);
+  }
+}
+
 // Scatters one page's values to its rows.
 void append_rows(Type t, int max_def, const std::vector<uint32_t>& defs, size_t nv, const Decoded& vals,
                  ColumnValues& out) {
   size_t k = 0;
   for (size_t i = 0; i < nv; ++i) {
-    uint32_t d = max_def ? defs[i] : 0;
-    bool present = static_cast<int>(d) == max_def;
-    out.def.push_back(static_cast<uint8_t>(d));
-    out.present.push_back(present);
-    if (t == Type::ByteArray) {
-      if (present) {
-        const View& v = vals.views[k++];
-        out.data.insert(out.data.end(), v.p, v.p + v.n);
-      }
-      out.offsets.push_back(out.data.size());
-    } else {
-      out.ints.push_back(present ? vals.ints[k++] : 0);
-    }
+    const uint32_t d = max_def ? defs[i] : 0;
+    append_value(t, d, static_cast<int>(d) == max_def, vals, k, out);
   }
 }
 
@@ -211,18 +215,7 @@ size_t append_list_rows(const LeafColumn& leaf, const std::vector<uint32_t>& rep
     }
     const uint32_t d = max_def ? defs[i] : 0;
     if (d + 1 < max_def) continue;  // an empty or null list: no element
-    const bool present = d == max_def;
-    out.def.push_back(static_cast<uint8_t>(d));
-    out.present.push_back(present);
-    if (leaf.type == Type::ByteArray) {
-      if (present) {
-        const View& v = vals.views[k++];
-        out.data.insert(out.data.end(), v.p, v.p + v.n);
-      }
-      out.offsets.push_back(out.data.size());
-    } else {
-      out.ints.push_back(present ? vals.ints[k++] : 0);
-    }
+    append_value(leaf.type, d, d == max_def, vals, k, out);
   }
   return started;
 }
