@@ -51,6 +51,7 @@ std::shared_ptr<const data::Dataset> open_source(BenchArgs& a) {  // parquet: se
   co.image_column = a.opt.image_column;
   co.caption_column = a.opt.caption_column;
   co.on_bad_row = a.opt.on_bad_sample == loader::OnBadSample::kSkip ? data::OnBad::kSkip : data::OnBad::kError;
+  co.max_image_bytes = a.opt.max_image_bytes;
   switch (data::classify_source(a.data)) {
     case data::SourceKind::kCaptions:
       return data::open_dataset(a.data, co);
@@ -59,6 +60,7 @@ std::shared_ptr<const data::Dataset> open_source(BenchArgs& a) {  // parquet: se
       data::ShardOptions so;
       so.caption_column = a.opt.caption_column;
       so.on_bad = co.on_bad_row;
+      so.max_member_bytes = co.max_image_bytes;
       return data::open_tar_dataset(a.data, so);
     }
     case data::SourceKind::kParquet: {
@@ -122,6 +124,7 @@ Run run_once(std::shared_ptr<const data::Dataset> ds, const BenchArgs& a, int wo
     data::ShardOptions so;
     so.caption_column = a.opt.caption_column;
     so.on_bad = a.opt.on_bad_sample == loader::OnBadSample::kSkip ? data::OnBad::kSkip : data::OnBad::kError;
+    so.max_member_bytes = a.opt.max_image_bytes;
     loader::StreamLoader l(data::expand_shard_pattern(a.data), so, o);
     return time_loader(l, a, workers, epoch);
   }

@@ -28,6 +28,10 @@ void add_loader_flags(CLI::App& app, loader::LoaderOptions& o, bool with_workers
   app.add_option("--max_image_pixels", o.transform.max_image_pixels,
                  "refuse larger images as decompression bombs (Pillow's default)")
       ->capture_default_str();
+  app.add_option("--max_image_bytes", o.max_image_bytes,
+                 "refuse larger image files and tar members before reading them")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option_function<std::string>(
          "--on_bad_sample",
          [&o](const std::string& v) {

@@ -9,7 +9,7 @@
 namespace bt::cli {
 
 // Adds --dataloader_num_workers (unless with_workers is false: bench-loader takes a list instead),
-// --prefetch_batches, --image_size, --jpeg_dct_scaling on|off, --max_image_pixels, --on_bad_sample
+// --prefetch_batches, --image_size, --jpeg_dct_scaling on|off, --max_image_pixels, --max_image_bytes, --on_bad_sample
 // error|skip, --decoded_cache_mb, --image_column, --caption_column, --seed, --dedupe_images_in_batch,
 // --loader_output f32|u8|both.
 void add_loader_flags(CLI::App& app, loader::LoaderOptions& o, bool with_workers = true);

@@ -24,39 +24,59 @@ bool ends_with(const std::string& s, std::string_view suffix) {
                                                  [](char a, char b) { return std::tolower(a) == b; });
 }
 
-// Reads all of fd into bytes; returns errno on failure, 0 on success.
-int read_all(int fd, std::vector<uint8_t>& bytes) {
+// Why a file cannot be read as data, or "" when it can: only regular files qualify (a FIFO would block, a
+// device such as /dev/zero never ends, a folder has no bytes).
+std::string not_regular(const struct stat& st) {
+  if (S_ISREG(st.st_mode)) return "";
+  if (S_ISDIR(st.st_mode)) return "is a folder, not a file";
+  if (S_ISFIFO(st.st_mode)) return "is a FIFO, not a regular file";
+  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) return "is a device, not a regular file";
+  if (S_ISSOCK(st.st_mode)) return "is a socket, not a regular file";
+  return "is not a regular file";
+}
+
+// Reads the regular file open as fd into bytes, at most `cap` bytes (the file may grow while we read: we
+// stop one byte past the cap). Returns "" or why not; never quotes the file's contents.
+std::string read_all(int fd, std::vector<uint8_t>& bytes, uint64_t cap) {
   struct stat st;
-  if (fstat(fd, &st) != 0) return errno;
-  if (S_ISDIR(st.st_mode)) return EISDIR;
+  if (fstat(fd, &st) != 0) return std::strerror(errno);
+  if (std::string why = not_regular(st); !why.empty()) return why;
+  if (uint64_t(st.st_size) > cap) return str(st.st_size, " bytes, more than the limit of ", cap, " bytes");
   // One spare byte lets the EOF read land without growing the buffer.
-  bytes.resize(st.st_size > 0 ? size_t(st.st_size) + 1 : 0);
+  bytes.resize(size_t(st.st_size) + 1);
   size_t got = 0;
   for (;;) {
     if (got == bytes.size()) {
-      // The size may have grown (or st_size was 0 for a pipe): keep reading until EOF.
-      if (bytes.size() < got + 65536) bytes.resize(got + 65536);
+      if (got > cap) return str("more than the limit of ", cap, " bytes (the file grew while read)");
+      bytes.resize(size_t(std::min<uint64_t>(got + 65536, cap + 1)));
     }
     ssize_t r = ::read(fd, bytes.data() + got, bytes.size() - got);
     if (r < 0) {
       if (errno == EINTR) continue;
-      return errno;
+      return std::strerror(errno);
     }
     if (r == 0) break;
     got += size_t(r);
   }
+  if (got > cap) return str("more than the limit of ", cap, " bytes (the file grew while read)");
   bytes.resize(got);
-  return 0;
+  return "";
+}
+
+// Opens without blocking, so a FIFO cannot hang the open; symlinks are followed, and read_all checks on the
+// open descriptor (no race with a rename) that they end at a regular file.
+std::string read_path(const std::string& path, std::vector<uint8_t>& bytes, uint64_t cap) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return std::strerror(errno);
+  std::string why = read_all(fd, bytes, cap);
+  ::close(fd);
+  return why;
 }
 
 }  // namespace
 
-void read_file(const std::string& path, std::vector<uint8_t>& bytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail(path, ": ", std::strerror(errno));
-  int err = read_all(fd, bytes);
-  ::close(fd);
-  if (err) fail(path, ": ", std::strerror(err));
+void read_file(const std::string& path, std::vector<uint8_t>& bytes, uint64_t max_bytes) {
+  if (std::string why = read_path(path, bytes, max_bytes); !why.empty()) fail(path, ": ", why);
 }
 
 std::string read_text_file(const std::string& path) {
@@ -65,8 +85,9 @@ std::string read_text_file(const std::string& path) {
   return std::string(b.begin(), b.end());
 }
 
-CaptionsDataset::CaptionsDataset(ParsedCaptions parsed, std::string name, std::string folder)
-    : bad_(std::move(parsed.bad)), name_(std::move(name)) {
+CaptionsDataset::CaptionsDataset(ParsedCaptions parsed, std::string name, std::string folder,
+                                 uint64_t max_image_bytes)
+    : bad_(std::move(parsed.bad)), name_(std::move(name)), max_image_bytes_(max_image_bytes) {
   images_.emplace_back();
   as_written_.emplace_back();
   std::unordered_map<std::string, uint32_t> index;
@@ -92,10 +113,8 @@ void CaptionsDataset::read_image(size_t i, std::vector<uint8_t>& bytes) const {
   const Row& r = rows_.at(i);
   if (r.bad) throw Error(r.reason);
   const std::string& path = images_[r.image];
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  int err = fd < 0 ? errno : read_all(fd, bytes);
-  if (fd >= 0) ::close(fd);
-  if (err) fail(name_, ":", r.line, ": image '", as_written_[r.image], "': ", std::strerror(err));
+  if (std::string why = read_path(path, bytes, max_image_bytes_); !why.empty())
+    fail(name_, ":", r.line, ": image '", as_written_[r.image], "': ", why);
   if (bytes.empty()) fail(name_, ":", r.line, ": image '", as_written_[r.image], "': empty file (0 bytes)");
 }
 
@@ -125,7 +144,7 @@ std::unique_ptr<CaptionsDataset> open_captions(const std::string& path, const Ca
   if (parsed.rows.empty()) fail(file, ": no rows");
   if (parsed.rows.size() >= UINT32_MAX) fail(file, ": too many rows");
   std::string folder = fs::path(file).parent_path().string();
-  return std::make_unique<CaptionsDataset>(std::move(parsed), file, folder);
+  return std::make_unique<CaptionsDataset>(std::move(parsed), file, folder, opts.max_image_bytes);
 }
 
 std::unique_ptr<Dataset> open_dataset(const std::string& path, const CaptionsOptions& opts) {
@@ -133,6 +152,7 @@ std::unique_ptr<Dataset> open_dataset(const std::string& path, const CaptionsOpt
     ShardOptions so;
     so.caption_column = opts.caption_column;
     so.on_bad = opts.on_bad_row;
+    so.max_member_bytes = opts.max_image_bytes;
     return open_tar_dataset(path, so);
   }
   return open_captions(path, opts);

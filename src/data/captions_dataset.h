@@ -6,9 +6,13 @@
 //  - image_key(i) is the lexically normalised image path (folder/rel), so rows sharing an image share a key.
 //  - read_image(i) reads the whole file on each call (thread-safe, no shared state); errors name the row:
 //    "DIR/captions.jsonl:17: image 'a.jpg': No such file or directory".
+//  - Images are read only from regular files (a FIFO, a device such as /dev/zero or a folder is an error, and a
+//    FIFO never blocks), of at most CaptionsOptions::max_image_bytes (checked before reading); messages never
+//    quote a file's bytes.
 //  - Bad rows: see captions_parse.h. With on_bad_row = kSkip they stay in the table with is_bad(i) == true,
 //    and bad_rows() holds their count and first reasons.
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,7 +25,8 @@ namespace bt::data {
 class CaptionsDataset : public Dataset {
  public:
   // `name` is the captions file path used in messages; `folder` is what image paths are relative to.
-  CaptionsDataset(ParsedCaptions parsed, std::string name, std::string folder);
+  CaptionsDataset(ParsedCaptions parsed, std::string name, std::string folder,
+                  uint64_t max_image_bytes = kDefaultMaxImageBytes);
 
   size_t size() const override { return rows_.size(); }
   const std::string& caption(size_t i) const override { return rows_[i].caption; }
@@ -48,12 +53,13 @@ class CaptionsDataset : public Dataset {
   std::vector<std::string> as_written_;  // paths as in the file, for messages
   BadRows bad_;
   std::string name_;
+  uint64_t max_image_bytes_;
 };
 
 // Opens a captions file or a folder holding captions.jsonl / captions.csv (see the contract above).
 std::unique_ptr<CaptionsDataset> open_captions(const std::string& path, const CaptionsOptions& opts = {});
 // open_captions(), or for tar shards (classify_source() == kShards) a TarDataset (data/tar_dataset.h) using
-// opts.caption_column for key.json captions and opts.on_bad_row. Parquet is not handled here.
+// opts.caption_column for key.json captions, opts.on_bad_row and opts.max_image_bytes as its member limit. Parquet is not handled here.
 std::unique_ptr<Dataset> open_dataset(const std::string& path, const CaptionsOptions& opts = {});
 
 // Which reader a --data value needs. kShards: a .tar path, a brace/glob pattern of tars, or a folder holding
@@ -61,8 +67,9 @@ std::unique_ptr<Dataset> open_dataset(const std::string& path, const CaptionsOpt
 enum class SourceKind { kCaptions, kShards, kParquet };
 SourceKind classify_source(const std::string& path);
 
-// Reads a whole file; throws bt::Error "PATH: why". Used for captions files and images.
-void read_file(const std::string& path, std::vector<uint8_t>& bytes);
+// Reads a whole regular file of at most max_bytes; throws bt::Error "PATH: why". Used for captions files and
+// images.
+void read_file(const std::string& path, std::vector<uint8_t>& bytes, uint64_t max_bytes = UINT64_MAX);
 std::string read_text_file(const std::string& path);
 
 }  // namespace bt::data

@@ -11,6 +11,7 @@
 //    unterminated quote that eats the rest of the file) always throw.
 //  - Blank lines (only whitespace) are ignored; a UTF-8 byte order mark at the start is ignored.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,10 +20,14 @@
 
 namespace bt::data {
 
+// Default cap on one image file's size: generous (real photos are a few MB) but bounded.
+inline constexpr uint64_t kDefaultMaxImageBytes = uint64_t(64) << 20;
+
 struct CaptionsOptions {
   std::string image_column = "image";
   std::string caption_column = "caption";
   OnBad on_bad_row = OnBad::kError;
+  uint64_t max_image_bytes = kDefaultMaxImageBytes;  // larger image files are bad rows (--max_image_bytes)
 };
 
 struct CaptionRow {

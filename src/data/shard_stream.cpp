@@ -128,6 +128,13 @@ void ShardReader::read_data(Member& m, bool want_data) {
     }
     return;
   }
+  // The limit holds in both modes: in index mode TarDataset::read_image later allocates the header's size.
+  size_t limit = opts_.max_member_bytes;
+  if (m.size > int64_t(limit)) {
+    m.error = str(m.size, " bytes, more than the limit of ", limit);
+    if (archive_read_data_skip(a_) < ARCHIVE_WARN) fatal(m.name, "truncated member");
+    return;
+  }
   if (opts_.index_only && m.kind == kImage) {
     // Keep a prefix so the index can be checked against the file.
     if (m.size <= 0) {
@@ -149,12 +156,6 @@ void ShardReader::read_data(Member& m, bool want_data) {
       const char* s = archive_error_string(a_);
       fatal(m.name, s ? s : "truncated member");
     }
-    return;
-  }
-  size_t limit = opts_.max_member_bytes;
-  if (m.size > int64_t(limit)) {
-    m.error = str(m.size, " bytes, more than the limit of ", limit);
-    if (archive_read_data_skip(a_) < ARCHIVE_WARN) fatal(m.name, "truncated member");
     return;
   }
   // Grow with the data actually read, never with the header's claim.

@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "data/captions_parse.h"
 #include "data/dataset.h"
 #include "loader/batch.h"
 #include "loader/decoded_cache.h"
@@ -55,6 +56,7 @@ struct LoaderOptions {
   // Dataset column names (used by whoever opens the dataset, e.g. the CLI).
   std::string image_column = "image";
   std::string caption_column = "caption";
+  uint64_t max_image_bytes = data::kDefaultMaxImageBytes;  // image files / tar members larger are bad samples
   TransformFactory transform_factory;  // empty = bt::media
 };
 

@@ -26,12 +26,30 @@ const char* encoding_name(Encoding e) {
 
 namespace {
 
+// The decoded metadata's estimated size, charged as elements are decoded (see kMaxFooterMemory).
+struct Budget {
+  size_t used = 0;
+  void charge(size_t bytes) {
+    used += bytes;
+    if (used > kMaxFooterMemory)
+      fail("thrift: footer decodes to more than ", kMaxFooterMemory >> 20,
+           " MiB of metadata (real footers take KBs; the file is corrupt)");
+  }
+};
+
+// A list header whose count is checked against a hard cap (on top of the reader's remaining-bytes check).
+size_t read_capped_list(CompactReader& r, TType t, TType& elem, size_t cap, const char* what) {
+  size_t n = r.read_list(t, elem);
+  if (n > cap) fail("thrift: ", n, " ", what, ", more than the limit of ", cap);
+  return n;
+}
+
 template <class E>
 E read_enum(CompactReader& r, TType t) {
   return static_cast<E>(r.read_i32(t));
 }
 
-SchemaElement read_schema_element(CompactReader& r) {
+SchemaElement read_schema_element(CompactReader& r, Budget& b) {
   SchemaElement e;
   r.begin_struct();
   int16_t id;
@@ -40,7 +58,7 @@ SchemaElement read_schema_element(CompactReader& r) {
     switch (id) {
       case 1: e.type = read_enum<Type>(r, t); e.has_type = true; break;
       case 3: e.repetition = read_enum<Repetition>(r, t); break;
-      case 4: e.name = r.read_string(t); break;
+      case 4: e.name = r.read_string(t); b.charge(e.name.size()); break;
       case 5: e.num_children = r.read_i32(t); break;
       case 6: e.converted_type = r.read_i32(t); break;
       case 10: {
@@ -61,7 +79,7 @@ SchemaElement read_schema_element(CompactReader& r) {
   return e;
 }
 
-ColumnMetaData read_column_meta(CompactReader& r) {
+ColumnMetaData read_column_meta(CompactReader& r, Budget& b) {
   ColumnMetaData m;
   r.begin_struct();
   int16_t id;
@@ -71,15 +89,19 @@ ColumnMetaData read_column_meta(CompactReader& r) {
       case 1: m.type = read_enum<Type>(r, t); break;
       case 2: {
         TType et;
-        size_t n = r.read_list(t, et);
+        size_t n = read_capped_list(r, t, et, kMaxListPerColumn, "encodings in a column chunk");
+        b.charge(n * sizeof(Encoding));
         for (size_t i = 0; i < n; ++i) m.encodings.push_back(static_cast<Encoding>(r.read_i32_elem()));
         break;
       }
       case 3: {
         TType et;
-        size_t n = r.read_list(t, et);
+        size_t n = read_capped_list(r, t, et, kMaxListPerColumn, "path_in_schema parts");
         if (et != TType::Binary) fail("thrift: path_in_schema is not a list of strings");
-        for (size_t i = 0; i < n; ++i) m.path_in_schema.push_back(r.read_string_elem());
+        for (size_t i = 0; i < n; ++i) {
+          m.path_in_schema.push_back(r.read_string_elem());
+          b.charge(sizeof(std::string) + m.path_in_schema.back().size());
+        }
         break;
       }
       case 4: m.codec = read_enum<Codec>(r, t); break;
@@ -94,7 +116,7 @@ ColumnMetaData read_column_meta(CompactReader& r) {
   return m;
 }
 
-ColumnChunk read_column_chunk(CompactReader& r) {
+ColumnChunk read_column_chunk(CompactReader& r, Budget& b) {
   ColumnChunk c;
   r.begin_struct();
   int16_t id;
@@ -102,9 +124,10 @@ ColumnChunk read_column_chunk(CompactReader& r) {
   while (r.next_field(id, t)) {
     if (id == 1) {
       c.file_path = r.read_string(t);
+      b.charge(c.file_path.size());
     } else if (id == 3) {
       if (t != TType::Struct) fail("thrift: meta_data is not a struct");
-      c.meta = read_column_meta(r);
+      c.meta = read_column_meta(r, b);
       c.has_meta_data = true;
     } else {
       r.skip(t);
@@ -113,7 +136,7 @@ ColumnChunk read_column_chunk(CompactReader& r) {
   return c;
 }
 
-RowGroup read_row_group(CompactReader& r) {
+RowGroup read_row_group(CompactReader& r, Budget& b) {
   RowGroup g;
   r.begin_struct();
   int16_t id;
@@ -121,10 +144,12 @@ RowGroup read_row_group(CompactReader& r) {
   while (r.next_field(id, t)) {
     if (id == 1) {
       TType et;
-      size_t n = r.read_list(t, et);
+      size_t n = read_capped_list(r, t, et, kMaxColumnsPerRowGroup, "column chunks in a row group");
       if (et != TType::Struct) fail("thrift: row group columns are not structs");
-      g.columns.reserve(n);
-      for (size_t i = 0; i < n; ++i) g.columns.push_back(read_column_chunk(r));
+      for (size_t i = 0; i < n; ++i) {
+        b.charge(sizeof(ColumnChunk));
+        g.columns.push_back(read_column_chunk(r, b));
+      }
     } else if (id == 3) {
       g.num_rows = r.read_i64(t);
     } else {
@@ -137,7 +162,9 @@ RowGroup read_row_group(CompactReader& r) {
 }  // namespace
 
 FileMetaData parse_file_metadata(const uint8_t* data, size_t size) {
+  if (size > kMaxFooterBytes) fail("thrift: footer of ", size, " bytes, more than the limit of ", kMaxFooterBytes);
   CompactReader r(data, size);
+  Budget b;
   FileMetaData md;
   r.begin_struct();
   int16_t id;
@@ -147,22 +174,26 @@ FileMetaData parse_file_metadata(const uint8_t* data, size_t size) {
       case 1: md.version = r.read_i32(t); break;
       case 2: {
         TType et;
-        size_t n = r.read_list(t, et);
+        size_t n = read_capped_list(r, t, et, kMaxSchemaElements, "schema elements");
         if (et != TType::Struct) fail("thrift: schema is not a list of structs");
-        md.schema.reserve(n);
-        for (size_t i = 0; i < n; ++i) md.schema.push_back(read_schema_element(r));
+        for (size_t i = 0; i < n; ++i) {
+          b.charge(sizeof(SchemaElement));
+          md.schema.push_back(read_schema_element(r, b));
+        }
         break;
       }
       case 3: md.num_rows = r.read_i64(t); break;
       case 4: {
         TType et;
-        size_t n = r.read_list(t, et);
+        size_t n = read_capped_list(r, t, et, kMaxRowGroups, "row groups");
         if (et != TType::Struct) fail("thrift: row_groups is not a list of structs");
-        md.row_groups.reserve(n);
-        for (size_t i = 0; i < n; ++i) md.row_groups.push_back(read_row_group(r));
+        for (size_t i = 0; i < n; ++i) {
+          b.charge(sizeof(RowGroup));
+          md.row_groups.push_back(read_row_group(r, b));
+        }
         break;
       }
-      case 6: md.created_by = r.read_string(t); break;
+      case 6: md.created_by = r.read_string(t); b.charge(md.created_by.size()); break;
       default: r.skip(t);
     }
   }

@@ -82,6 +82,18 @@ struct PageHeader {
   bool has_page_header = false;  // the header struct matching `type` was present
 };
 
+// Hard limits on a footer. Real Hugging Face footers are KBs with a few dozen schema elements and at most
+// thousands of row groups; without limits a hostile footer amplifies (each one-byte list element becomes a
+// 50-150-byte struct). List counts are never used to reserve memory; the decoded metadata's estimated size
+// is capped instead, so parsing needs at most about kMaxFooterMemory whatever the counts claim.
+inline constexpr uint64_t kMaxFooterBytes = uint64_t(16) << 20;
+inline constexpr size_t kMaxSchemaElements = 10000;
+inline constexpr size_t kMaxRowGroups = 100000;
+inline constexpr size_t kMaxColumnsPerRowGroup = kMaxSchemaElements;
+inline constexpr size_t kMaxListPerColumn = 64;  // encodings, path_in_schema depth
+inline constexpr size_t kMaxFooterMemory = size_t(128) << 20;
+
+// Throws bt::Error("thrift: ...") for malformed input and for footers beyond the limits above.
 FileMetaData parse_file_metadata(const uint8_t* data, size_t size);
 // Parses one page header at data[0..size); returns its encoded length in *header_size.
 PageHeader parse_page_header(const uint8_t* data, size_t size, size_t* header_size);

@@ -8,8 +8,8 @@
 
 namespace bt::parquet {
 namespace {
-// The largest footer or column chunk read into memory at once; beyond it the file is considered corrupt.
-constexpr uint64_t kMaxFooter = uint64_t(1) << 30;
+// The largest column chunk read into memory at once; beyond it the file is considered corrupt (the footer's
+// limit is kMaxFooterBytes, metadata.h).
 constexpr uint64_t kMaxChunk = uint64_t(1) << 34;
 // Chunk bytes, reused by each thread (the loader's workers) so multi-MB chunks are not faulted in afresh.
 std::vector<uint8_t>& chunk_scratch() {
@@ -29,7 +29,9 @@ ParquetFile::ParquetFile(std::shared_ptr<const ByteSource> source) : source_(std
   if (std::memcmp(tail + 4, "PAR1", 4) != 0 || std::memcmp(head, "PAR1", 4) != 0)
     fail(nm, ": not a parquet file (no PAR1 magic)");
   uint64_t flen = uint64_t(tail[0]) | uint64_t(tail[1]) << 8 | uint64_t(tail[2]) << 16 | uint64_t(tail[3]) << 24;
-  if (flen > size - 12 || flen > kMaxFooter) fail(nm, ": footer length ", flen, " exceeds the file");
+  if (flen > size - 12) fail(nm, ": footer length ", flen, " exceeds the file");
+  if (flen > kMaxFooterBytes)
+    fail(nm, ": footer of ", flen, " bytes, more than the limit of ", kMaxFooterBytes, " (real footers take KBs)");
   std::vector<uint8_t> footer(flen);
   source_->read(size - 8 - flen, flen, footer.data());
   try {

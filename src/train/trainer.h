@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <string>
 
+#include "data/captions_parse.h"
+
 namespace bt::train {
 
 struct TrainOptions {
@@ -52,6 +54,7 @@ struct TrainOptions {
   bool use_media_pipeline = false;
   std::string train_transform = "eval";  // eval (the reference example: resize + center crop) | train (random)
   std::string on_bad_sample = "error";
+  uint64_t max_image_bytes = data::kDefaultMaxImageBytes;  // larger image files / tar members are bad samples
   int decoded_cache_mb = 512;
   bool jpeg_dct_scaling = true;
   int in_memory_batches = 0;  // > 0: load this many batches once and cycle them (bench's upper bound)

@@ -281,3 +281,22 @@ TEST(TarDataset, ReadsSynthShardsLikeTheFolderLayout) {
     EXPECT_EQ(ds->caption(i), plan.captions[i]);
   }
 }
+
+TEST(TarDataset, IndexModeHonoursTheMemberLimit) {
+  // Index mode used to return before the size check, and read_image() then allocated the header's size.
+  TempDir d;
+  write_file(d / "s.tar", make_tar({{"a.jpg", kJpg}, {"a.txt", "A"}, {"b.jpg", "J"}, {"b.txt", "B"}}));
+  ShardOptions o;
+  o.max_member_bytes = 1000;
+  EXPECT_EQ(error_of([&] { TarDataset::open({d / "s.tar"}, o); }),
+            d / "s.tar: member 'a.jpg': 3000 bytes, more than the limit of 1000");
+  o.on_bad = OnBad::kSkip;
+  auto ds = TarDataset::open({d / "s.tar"}, o);
+  ASSERT_EQ(ds->size(), 1u);
+  EXPECT_EQ(ds->caption(0), "B");
+  EXPECT_EQ(ds->bad_rows().count, 1u);
+  // The captions options' image cap reaches the tar reader through open_dataset().
+  CaptionsOptions co;
+  co.max_image_bytes = 1000;
+  EXPECT_NE(error_of([&] { open_dataset(d / "s.tar", co); }).find("more than the limit of 1000"), std::string::npos);
+}

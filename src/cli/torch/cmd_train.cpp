@@ -59,6 +59,7 @@ void setup(CLI::App& app) {
   app.add_flag("--use_media_pipeline", o->use_media_pipeline, "Decode/resize on the GPU (CUDA builds)");
   app.add_option("--train_transform", o->train_transform, "eval (resize + center crop, as the reference) | train (random crop + flip)")->capture_default_str();
   app.add_option("--on_bad_sample", o->on_bad_sample, "error|skip")->capture_default_str();
+  app.add_option("--max_image_bytes", o->max_image_bytes, "Refuse larger image files and tar members before reading them")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--decoded_cache_mb", o->decoded_cache_mb, "Cache of transformed crops of repeated images (0: off)")->capture_default_str();
   app.add_option("--jpeg_dct_scaling", o->jpeg_dct_scaling, "true|false")->capture_default_str();
   app.add_option("--device", o->device, "cpu|cuda")->capture_default_str();

@@ -193,6 +193,7 @@ std::shared_ptr<const data::Dataset> open_data(const std::string& path, const Tr
   co.image_column = o.image_column;
   co.caption_column = o.caption_column;
   co.on_bad_row = o.on_bad_sample == "skip" ? data::OnBad::kSkip : data::OnBad::kError;
+  co.max_image_bytes = o.max_image_bytes;
   return std::shared_ptr<const data::Dataset>(data::open_dataset(path, co));
 }
 
