@@ -7,6 +7,14 @@
 
 namespace bt::data {
 
+int parse_matching_label(std::string_view s, std::string* why) {
+  if (s.size() == 1 && s[0] >= 'A' && s[0] <= 'Z') return s[0] - 'A';
+  if (s.size() == 1 && s[0] >= 'a' && s[0] <= 'z') return s[0] - 'a';
+  if (!s.empty() && s.size() <= 3 && s.find_first_not_of("0123456789") == std::string_view::npos) return std::stoi(std::string(s));
+  *why = str("label '", clip(std::string(s), 20), "' is not a letter A-Z or an index");
+  return -1;
+}
+
 namespace {
 
 // The label as a choice index, or "" + reason in *why.
@@ -17,13 +25,7 @@ int parse_label(const nlohmann::ordered_json& v, std::string* why) {
     *why = str("label ", k, " is not a 0-based choice index");
     return -1;
   }
-  if (v.is_string()) {
-    const std::string& s = v.get_ref<const std::string&>();
-    if (s.size() == 1 && s[0] >= 'A' && s[0] <= 'Z') return s[0] - 'A';
-    if (s.size() == 1 && s[0] >= 'a' && s[0] <= 'z') return s[0] - 'a';
-    *why = str("label '", clip(s, 20), "' is not a letter A-Z or an index");
-    return -1;
-  }
+  if (v.is_string()) return parse_matching_label(v.get_ref<const std::string&>(), why);
   *why = str("label is a ", v.type_name(), ", not a letter or an index");
   return -1;
 }

@@ -41,6 +41,9 @@ struct ParsedMatching {
 
 ParsedMatching parse_matching_jsonl(std::string_view text, const std::string& name, const MatchingOptions& opts = {});
 
+// A label given as text: "A".."Z" (or lower case) or a 0-based index "0".."999"; -1 and *why otherwise.
+int parse_matching_label(std::string_view text, std::string* why);
+
 // Reads and parses a matching JSONL file (errors name the file).
 ParsedMatching read_matching_file(const std::string& path, const MatchingOptions& opts = {});
 

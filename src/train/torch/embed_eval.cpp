@@ -158,37 +158,48 @@ RetrievalEval evaluate_retrieval(model::BridgeTowerForContrastiveLearning& model
   return r;
 }
 
-MatchingEval evaluate_matching(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
-                               const data::ParsedMatching& parsed, const std::string& name, const std::string& folder,
-                               const EmbedOptions& o) {
-  const auto t0 = Clock::now();
-  ModeGuard mode(model);
-  MatchingEval r;
-  // The distinct images as a captions dataset (paths resolved against the file's folder, as for captions files).
-  data::ParsedCaptions as_captions;
-  Interner images, texts;
-  std::vector<int64_t> item_image(parsed.rows.size(), -1);
+MatchingSet matching_set_of(const data::ParsedMatching& parsed, const std::string& name, const std::string& folder,
+                            std::vector<size_t>* item_of_row) {
+  data::ParsedCaptions as_captions;  // one row per good item; paths resolved against the folder
+  MatchingSet set;
+  if (item_of_row) item_of_row->clear();
   for (size_t i = 0; i < parsed.rows.size(); ++i) {
     const data::MatchingItem& m = parsed.rows[i];
     if (m.bad) continue;
-    item_image[i] = images.add(m.image);
-    if (size_t(item_image[i]) == as_captions.rows.size())
-      as_captions.rows.push_back({m.image, m.choices[size_t(m.label)], m.line, false, ""});
+    set.rows.push_back({as_captions.rows.size(), m.choices, m.label});
+    as_captions.rows.push_back({m.image, m.choices[size_t(m.label)], m.line, false, ""});
+    if (item_of_row) item_of_row->push_back(i);
   }
-  auto dataset = std::make_shared<data::CaptionsDataset>(std::move(as_captions), name, folder);
+  set.images = std::make_shared<data::CaptionsDataset>(std::move(as_captions), name, folder);
+  return set;
+}
+
+MatchingEval evaluate_matching(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
+                               const MatchingSet& set, const EmbedOptions& o) {
+  const auto t0 = Clock::now();
+  ModeGuard mode(model);
+  MatchingEval r;
+  // Each distinct image once: one dataset row per image key.
+  Interner images, texts;
+  std::vector<size_t> image_rows;
+  std::vector<int64_t> row_image(set.rows.size());
+  for (size_t i = 0; i < set.rows.size(); ++i) {
+    const size_t dataset_row = set.rows[i].image_row;
+    row_image[i] = images.add(set.images->image_key(dataset_row));
+    if (size_t(row_image[i]) == image_rows.size()) image_rows.push_back(dataset_row);
+  }
   std::vector<bool> ok;
-  torch::Tensor img = embed_images(model, dataset, o, ok);
+  torch::Tensor img = embed_images(model, std::make_shared<RowsView>(set.images, image_rows), o, ok);
   std::vector<MatchingQuestion> questions;
-  for (size_t i = 0; i < parsed.rows.size(); ++i) {
-    if (item_image[i] < 0) continue;
-    if (!ok[size_t(item_image[i])]) {
+  for (size_t i = 0; i < set.rows.size(); ++i) {
+    if (!ok[size_t(row_image[i])]) {
       ++r.skipped;
       continue;
     }
     MatchingQuestion q;
-    q.image = item_image[i];
-    q.label = parsed.rows[i].label;
-    for (const std::string& c : parsed.rows[i].choices) q.choice_text.push_back(texts.add(c));
+    q.image = row_image[i];
+    q.label = set.rows[i].label;
+    for (const std::string& c : set.rows[i].choices) q.choice_text.push_back(texts.add(c));
     questions.push_back(std::move(q));
     r.rows.push_back(i);
   }

@@ -41,10 +41,21 @@ struct RetrievalEval {
   double seconds = 0;
 };
 
+// Matching questions over the rows of a dataset: row image_row's image, its caption choices and the label.
+struct MatchingSet {
+  std::shared_ptr<const data::Dataset> images;
+  struct Row {
+    size_t image_row = 0;
+    std::vector<std::string> choices;
+    int label = 0;
+  };
+  std::vector<Row> rows;
+};
+
 struct MatchingEval {
   MatchingScores scores;
-  std::vector<MatchingAnswer> answers;  // per kept question, in file order
-  std::vector<size_t> rows;             // the file row (MatchingItem index) of each answer
+  std::vector<MatchingAnswer> answers;  // per kept question, in order
+  std::vector<size_t> rows;             // the MatchingSet row of each answer
   int64_t images = 0, texts = 0, skipped = 0;
   double seconds = 0;
 };
@@ -53,9 +64,12 @@ struct MatchingEval {
 RetrievalEval evaluate_retrieval(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
                                  std::shared_ptr<const data::Dataset> pairs, const EmbedOptions& o);
 
-// Matching over the good rows of `parsed` (a matching file named `name`; image paths relative to `folder`).
 MatchingEval evaluate_matching(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
-                               const data::ParsedMatching& parsed, const std::string& name, const std::string& folder,
-                               const EmbedOptions& o);
+                               const MatchingSet& set, const EmbedOptions& o);
+
+// The good rows of a matching JSONL file (`name`; image paths relative to `folder`) as a MatchingSet; the
+// returned `item_of_row` maps each set row back to its MatchingItem.
+MatchingSet matching_set_of(const data::ParsedMatching& parsed, const std::string& name, const std::string& folder,
+                            std::vector<size_t>* item_of_row = nullptr);
 
 }  // namespace bt::train

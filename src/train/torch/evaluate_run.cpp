@@ -11,6 +11,7 @@
 #include "data/captions_dataset.h"
 #include "data/matching_parse.h"
 #include "model/api.h"
+#include "parquet/parquet_dataset.h"
 #include "train/checkpoint_dir.h"
 #include "train/run_log.h"
 #include "train/torch/embed_eval.h"
@@ -46,8 +47,14 @@ void check(const EvaluateOptions& o) {
 
 std::string letter(int k) { return std::string(1, char('A' + k)); }
 
-EvalMetrics matching(model::BridgeTowerForContrastiveLearning& m, const text::Tokenizer& tok, const EvaluateOptions& o,
-                     const EmbedOptions& eo) {
+// A matching set with each row's description for predictions.jsonl ("line" for JSONL, "row" for parquet).
+struct OpenedMatching {
+  MatchingSet set;
+  std::vector<nlohmann::ordered_json> where;  // per set row
+  size_t bad = 0;                             // rows left out under --on_bad_sample skip
+};
+
+OpenedMatching open_matching_jsonl(const EvaluateOptions& o) {
   data::MatchingOptions mo;
   mo.image_column = o.image_column;
   mo.choices_column = o.choices_column;
@@ -55,19 +62,59 @@ EvalMetrics matching(model::BridgeTowerForContrastiveLearning& m, const text::To
   mo.on_bad_row = data::parse_on_bad(o.on_bad_sample);
   data::ParsedMatching parsed = data::read_matching_file(o.data, mo);
   if (o.max_eval_samples > 0 && parsed.rows.size() > size_t(o.max_eval_samples)) parsed.rows.resize(size_t(o.max_eval_samples));
-  if (parsed.rows.empty()) fail(o.data, ": no rows");
-  const std::string folder = fs::path(o.data).parent_path().string();
-  MatchingEval r = evaluate_matching(m, tok, parsed, o.data, folder, eo);
+  OpenedMatching out;
+  std::vector<size_t> items;
+  out.set = matching_set_of(parsed, o.data, fs::path(o.data).parent_path().string(), &items);
+  for (size_t i : items) out.where.push_back({{"line", parsed.rows[i].line}, {"image", parsed.rows[i].image}});
+  out.bad = parsed.bad.count;
+  return out;
+}
+
+// HF parquet (the contest's matching split): the image column, caption_choices list<string>, label text.
+OpenedMatching open_matching_parquet(const EvaluateOptions& o) {
+  parquet::ParquetDatasetOptions po;
+  po.image_column = o.image_column;
+  po.caption_column = "";
+  po.extra_columns = {o.choices_column, o.label_column};
+  auto ds = std::make_shared<parquet::ParquetDataset>(std::vector<std::string>{o.data}, po);
+  const bool skip = data::parse_on_bad(o.on_bad_sample) == data::OnBad::kSkip;
+  OpenedMatching out;
+  out.set.images = ds;
+  size_t n = ds->size();
+  if (o.max_eval_samples > 0) n = std::min(n, size_t(o.max_eval_samples));
+  for (size_t i = 0; i < n; ++i) {
+    const std::vector<std::string>& choices = ds->extra(i, 0);
+    const std::vector<std::string>& label = ds->extra(i, 1);
+    std::string why;
+    int k = label.size() == 1 ? data::parse_matching_label(label[0], &why) : -1;
+    if (label.size() != 1) why = "no label";
+    else if (k >= 0 && size_t(k) >= choices.size()) why = str("label ", k, " is outside its ", choices.size(), " choices");
+    if (choices.empty()) why = str("'", o.choices_column, "' is an empty list");
+    if (!why.empty()) {
+      if (!skip) fail(ds->describe(i), ": ", why);
+      ++out.bad;
+      continue;
+    }
+    out.set.rows.push_back({i, choices, k});
+    out.where.push_back({{"row", i}});
+  }
+  return out;
+}
+
+EvalMetrics matching(model::BridgeTowerForContrastiveLearning& m, const text::Tokenizer& tok, const EvaluateOptions& o,
+                     const EmbedOptions& eo) {
+  OpenedMatching opened = data::classify_source(o.data) == data::SourceKind::kParquet ? open_matching_parquet(o)
+                                                                                       : open_matching_jsonl(o);
+  if (opened.set.rows.empty()) fail(o.data, ": no rows to score");
+  MatchingEval r = evaluate_matching(m, tok, opened.set, eo);
   fs::create_directories(o.output_dir);
   std::string lines;
   for (size_t k = 0; k < r.answers.size(); ++k) {
-    const data::MatchingItem& item = parsed.rows[r.rows[k]];
-    nlohmann::ordered_json row;
-    row["line"] = item.line;
-    row["image"] = item.image;
-    row["label"] = letter(item.label);
+    const MatchingSet::Row& q = opened.set.rows[r.rows[k]];
+    nlohmann::ordered_json row = opened.where[r.rows[k]];
+    row["label"] = letter(q.label);
     row["predicted"] = letter(r.answers[k].predicted);
-    row["correct"] = r.answers[k].predicted == item.label;
+    row["correct"] = r.answers[k].predicted == q.label;
     row["scores"] = r.answers[k].scores;
     lines += row.dump() + "\n";
   }
@@ -78,7 +125,7 @@ EvalMetrics matching(model::BridgeTowerForContrastiveLearning& m, const text::To
   return {{"eval_matching_accuracy", r.scores.accuracy},
           {"eval_matching_count", n},
           {"eval_matching_chance", n > 0 ? chance / n : 0.0},
-          {"eval_skipped", double(r.skipped + int64_t(parsed.bad.count))},
+          {"eval_skipped", double(r.skipped + int64_t(opened.bad))},
           {"eval_images", double(r.images)},
           {"eval_texts", double(r.texts)},
           {"eval_runtime", r.seconds},

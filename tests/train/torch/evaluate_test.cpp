@@ -72,7 +72,7 @@ TEST_F(Evaluate, MatchingAgreesWithTheFullForwardOfEveryPair) {
   auto tok = text::Tokenizer::from_dir((root_ / "model").string());
   const std::string file = (root_ / "data" / "matching.jsonl").string();
   auto parsed = data::read_matching_file(file);
-  auto r = train::evaluate_matching(model, tok, parsed, file, (root_ / "data").string(), options());
+  auto r = train::evaluate_matching(model, tok, train::matching_set_of(parsed, file, (root_ / "data").string()), options());
   ASSERT_EQ(r.answers.size(), parsed.rows.size());
   EXPECT_EQ(r.images, 8);
   auto pixels = pixels_by_path(root_ / "data");
@@ -145,4 +145,26 @@ TEST_F(Evaluate, CliNamesABadRowOrCountsItUnderSkip) {
   int lines = 0;
   while (std::getline(pred, line)) ++lines;
   EXPECT_EQ(lines, 2);
+}
+
+TEST_F(Evaluate, CliScoresParquetListColumns) {
+  // The parquet fixture: caption_choices list<string> (row 4's list is empty) and is_cartoon (row 7 is null)
+  // standing in for the label: 9 scorable rows, 2 bad ones.
+  const std::string file = std::string(BT_PARQUET_FIXTURES) + "/images_zstd_plain_v2.parquet";
+  const fs::path out = root_ / "pq";
+  std::vector<std::string> args = {"evaluate", "--model_name_or_path", (root_ / "model").string(), "--validation_file",
+                                   file, "--label_column", "is_cartoon", "--output_dir", out.string()};
+  EXPECT_NE(test::wait_exit_code(test::spawn_bridgetune(args, root_ / "pq_err.log")), 0);
+  EXPECT_NE(test::slurp(root_ / "pq_err.log").find("'caption_choices' is an empty list"), std::string::npos)
+      << test::slurp(root_ / "pq_err.log");
+  args.insert(args.end(), {"--on_bad_sample", "skip"});
+  ASSERT_EQ(test::wait_exit_code(test::spawn_bridgetune(args, root_ / "pq.log")), 0) << test::slurp(root_ / "pq.log");
+  auto results = nlohmann::json::parse(test::slurp(out / "eval_results.json"));
+  EXPECT_EQ(results.at("eval_matching_count").get<double>(), 9);
+  EXPECT_EQ(results.at("eval_skipped").get<double>(), 2);
+  std::ifstream pred(out / "predictions.jsonl");
+  std::string line;
+  std::vector<int> rows;
+  while (std::getline(pred, line)) rows.push_back(nlohmann::json::parse(line).at("row").get<int>());
+  EXPECT_EQ(rows, (std::vector<int>{0, 1, 2, 3, 5, 6, 8, 9, 10}));
 }
