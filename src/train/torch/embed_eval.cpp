@@ -117,14 +117,15 @@ double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock:
 }  // namespace
 
 RetrievalEval evaluate_retrieval(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
-                                 std::shared_ptr<const data::Dataset> pairs, const EmbedOptions& o) {
+                                 std::shared_ptr<const data::Dataset> pairs, const EmbedOptions& o, size_t limit) {
   const auto t0 = Clock::now();
   ModeGuard mode(model);
   RetrievalEval r;
   Interner images, texts;
+  const size_t n = std::min(limit, pairs->size());
   std::vector<size_t> image_rows;  // one dataset row per distinct image
-  std::vector<int64_t> row_image(pairs->size(), -1), row_text(pairs->size(), -1);
-  for (size_t i = 0; i < pairs->size(); ++i) {
+  std::vector<int64_t> row_image(n, -1), row_text(n, -1);
+  for (size_t i = 0; i < n; ++i) {
     if (pairs->is_bad(i)) continue;
     const int64_t k = images.add(pairs->image_key(i));
     if (size_t(k) == image_rows.size()) image_rows.push_back(i);
@@ -139,7 +140,7 @@ RetrievalEval evaluate_retrieval(model::BridgeTowerForContrastiveLearning& model
     if (ok[k]) kept[k] = int64_t(kept_index.size()), kept_index.push_back(int64_t(k));
   std::vector<std::string> used_texts;
   std::vector<int64_t> text_image;
-  for (size_t i = 0; i < pairs->size(); ++i) {
+  for (size_t i = 0; i < n; ++i) {
     if (row_image[i] < 0) continue;
     if (kept[size_t(row_image[i])] < 0) {
       ++r.skipped;

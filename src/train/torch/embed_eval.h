@@ -60,9 +60,10 @@ struct MatchingEval {
   double seconds = 0;
 };
 
-// Retrieval over the rows of `pairs` (caption i belongs to image image_key(i)).
+// Retrieval over the first `limit` rows of `pairs` (caption i belongs to image image_key(i)).
 RetrievalEval evaluate_retrieval(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
-                                 std::shared_ptr<const data::Dataset> pairs, const EmbedOptions& o);
+                                 std::shared_ptr<const data::Dataset> pairs, const EmbedOptions& o,
+                                 size_t limit = SIZE_MAX);
 
 MatchingEval evaluate_matching(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
                                const MatchingSet& set, const EmbedOptions& o);

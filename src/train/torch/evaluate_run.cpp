@@ -139,7 +139,7 @@ EvalMetrics retrieval(model::BridgeTowerForContrastiveLearning& m, const text::T
   co.caption_column = o.caption_column;
   co.on_bad_row = data::parse_on_bad(o.on_bad_sample);
   std::shared_ptr<const data::Dataset> pairs(data::open_dataset(o.data, co));
-  RetrievalEval r = evaluate_retrieval(m, tok, pairs, eo);
+  RetrievalEval r = evaluate_retrieval(m, tok, pairs, eo, o.max_eval_samples > 0 ? size_t(o.max_eval_samples) : SIZE_MAX);
   const double n = double(r.pairs);
   const RetrievalScores& s = r.scores;
   return {{"eval_i2t_r1", s.i2t_r1},       {"eval_i2t_r5", s.i2t_r5},     {"eval_i2t_r10", s.i2t_r10},
