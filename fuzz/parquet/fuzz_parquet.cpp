@@ -1,5 +1,5 @@
 // libFuzzer target for the parquet reader: the input is a whole parquet file in memory. It is opened, every
-// flat column of every row group is decoded, and it is opened as a ParquetDataset (image struct and plain
+// column (flat, struct field or list) of every row group is decoded and its row/list offsets checked, and it is opened as a ParquetDataset (image struct and plain
 // binary image column) whose images are all read. Any outcome but success or bt::Error is a bug.
 // Seeds: fuzz/corpus/fuzz_parquet/ (the test fixtures).
 #include <cstddef>
@@ -18,7 +18,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (size_t c = 0; c < pf.schema().leaves.size(); ++c) {
         try {
           ColumnValues v = pf.read_column(g, c);
-          if (v.type == Type::ByteArray && v.num_rows) (void)v.bytes(v.num_rows - 1);
+          const bool list = !v.list_begin.empty();
+          const size_t values = list ? v.present.size() : v.num_rows;
+          if (list && (v.list_begin.size() != v.num_rows + 1 || v.list_begin.front() != 0 || v.list_begin.back() != values))
+            __builtin_trap();
+          for (size_t r = 0; list && r < v.num_rows; ++r)
+            if (v.list_begin[r] > v.list_begin[r + 1]) __builtin_trap();
+          if (v.type == Type::ByteArray && values) (void)v.bytes(values - 1);
         } catch (const bt::Error&) {
         }
       }

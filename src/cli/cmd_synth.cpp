@@ -43,6 +43,7 @@ bt::cli::Registrar reg("synth", "Generate a synthetic cartoon image-caption data
   app.add_option("--n", o.n, "Number of rows (image-caption pairs)")->capture_default_str();
   app.add_option("--seed", o.seed, "Random seed; same arguments give identical bytes")->capture_default_str();
   app.add_option("--images", o.images, "Distinct images shared by the rows (0 = n/4)")->capture_default_str();
+  app.add_flag("--accents", o.accents, "Paint a coloured balloon on each picture (named in its caption)");
   app.add_flag("--tar", o.tar, "Write WebDataset tar shards instead of images/ + captions.jsonl");
   app.add_option("--shard_size", o.shard_size, "Rows per tar shard")->capture_default_str();
   app.add_option("--min_width", o.min_width, "Smallest image width in px")->capture_default_str();

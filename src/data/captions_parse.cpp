@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "data/jsonl.h"
 
 namespace bt::data {
 
@@ -46,20 +47,6 @@ namespace {
 std::string_view strip_bom(std::string_view t) {
   if (t.size() >= 3 && t.substr(0, 3) == "\xEF\xBB\xBF") t.remove_prefix(3);
   return t;
-}
-
-bool blank(std::string_view s) {
-  for (char c : s)
-    if (c != ' ' && c != '\t' && c != '\r' && c != '\f' && c != '\v') return false;
-  return true;
-}
-
-// Keeps messages one short line whatever the input holds.
-std::string clip(std::string s, size_t max = 120) {
-  for (char& c : s)
-    if (c == '\n' || c == '\r') c = ' ';
-  if (s.size() > max) s = s.substr(0, max) + "...";
-  return s;
 }
 
 void add_row(ParsedCaptions& out, CaptionRow row, const CaptionsOptions& opts, const std::string& name) {
@@ -108,36 +95,21 @@ bool take_string(const Json& obj, const std::string& key, const std::string& whe
 
 ParsedCaptions parse_jsonl(std::string_view text, const std::string& name, const CaptionsOptions& opts) {
   ParsedCaptions out;
-  text = strip_bom(text);
-  size_t pos = 0, line_no = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
-    std::string_view line = text.substr(pos, nl - pos);
-    pos = nl + 1;
-    ++line_no;
-    if (blank(line)) continue;
+  auto on_object = [&](const nlohmann::ordered_json& obj, size_t line, const std::string& where) {
     CaptionRow row;
-    row.line = line_no;
-    std::string where = str(name, ":", line_no, ": ");
-    nlohmann::ordered_json obj;
-    try {
-      obj = nlohmann::ordered_json::parse(line);
-    } catch (const nlohmann::json::exception& e) {
-      std::string msg = e.what();
-      if (auto p = msg.find("] "); p != std::string::npos) msg = msg.substr(p + 2);
-      if (msg.rfind("parse error at line 1, ", 0) == 0) msg = msg.substr(23);
-      row.bad = true;
-      row.reason = str(where, "not valid JSON (", clip(msg), ")");
-    }
-    if (!row.bad && !obj.is_object()) {
-      row.bad = true;
-      row.reason = str(where, "not a JSON object (got ", obj.type_name(), ")");
-    }
-    if (!row.bad && take_string(obj, opts.image_column, where, row, &row.image))
+    row.line = line;
+    if (take_string(obj, opts.image_column, where, row, &row.image))
       take_string(obj, opts.caption_column, where, row, &row.caption);
     add_row(out, std::move(row), opts, name);
-  }
+  };
+  auto on_bad = [&](size_t line, std::string reason) {
+    CaptionRow row;
+    row.line = line;
+    row.bad = true;
+    row.reason = std::move(reason);
+    add_row(out, std::move(row), opts, name);
+  };
+  for_each_jsonl_object(text, name, on_object, on_bad);
   return out;
 }
 

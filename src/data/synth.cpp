@@ -40,6 +40,30 @@ void check(const SynthOptions& o) {
   if (o.tar && o.shard_size == 0) fail("--shard_size: must be at least 1");
 }
 
+// The random choices every image starts with: its size; `r` then continues into the drawing.
+void image_size(const SynthOptions& o, synth::Rng& r, int& w, int& h) {
+  w = r.range(o.min_width, o.max_width);
+  double aspect = r.uniform(o.min_aspect, o.max_aspect);
+  h = std::max(8, int(std::lround(w / aspect)));
+}
+
+synth::Rng image_rng(const SynthOptions& o, size_t index) { return synth::Rng(synth::mix_seed(o.seed, 3, index)); }
+
+// What image `index` shows, from a dry run of its drawing (no pixels).
+synth::SceneFacts scene_facts(const SynthOptions& o, size_t index) {
+  synth::Rng r = image_rng(o, index);
+  int w, h;
+  image_size(o, r, w, h);
+  synth::Canvas dry(w, h, /*dry=*/true);
+  synth::SceneFacts facts = synth::draw_cartoon(dry, r);
+  if (o.accents) {  // its own stream, so the drawing is the same with and without accents
+    synth::Rng a(synth::mix_seed(o.seed, 6, index));
+    facts.balloon = a.range(0, int(synth::accent_colours().size()) - 1);
+    facts.balloon_side = a.range(0, 2);
+  }
+  return facts;
+}
+
 std::string row_key(size_t row) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%06zu", row);
@@ -125,17 +149,49 @@ SynthPlan synth_plan(const SynthOptions& opts) {
   for (size_t i = 0; i < opts.n; ++i)
     plan.image_of_row[i] = uint32_t(i < plan.images ? i : r.next() % plan.images);
   for (size_t i = opts.n; i > 1; --i) std::swap(plan.image_of_row[i - 1], plan.image_of_row[r.next() % i]);
+  std::vector<synth::SceneFacts> facts(plan.images);
+  for (size_t k = 0; k < plan.images; ++k) {
+    facts[k] = scene_facts(opts, k);
+    plan.scene_of_image.push_back(synth::scene_key(facts[k]));
+  }
   plan.captions.reserve(opts.n);
-  for (size_t i = 0; i < opts.n; ++i) plan.captions.push_back(synth_caption(synth::mix_seed(opts.seed, 2, i)));
+  for (size_t i = 0; i < opts.n; ++i) {
+    const auto& f = facts[plan.image_of_row[i]];
+    plan.captions.push_back(synth::describe_scene(f, synth::mix_seed(opts.seed, 4, i)) + " \"" +
+                            synth_caption(synth::mix_seed(opts.seed, 2, i)) + "\"");
+  }
   return plan;
+}
+
+std::vector<MatchingRow> synth_matching(const SynthPlan& plan, uint64_t seed) {
+  const size_t n = plan.captions.size();
+  std::vector<MatchingRow> rows(n);
+  synth::Rng r(synth::mix_seed(seed, 5));
+  for (size_t i = 0; i < n; ++i) {
+    MatchingRow& m = rows[i];
+    m.image = plan.image_of_row[i];
+    const std::string& truth = plan.scene_of_image[m.image];
+    // Distractors: rows whose picture states other facts, each scene at most once, probed from a random start.
+    std::vector<std::string> used{truth};
+    const size_t start = size_t(r.next() % n);
+    for (size_t k = 0; k < n && m.choices.size() < 4; ++k) {
+      const size_t j = (start + k) % n;
+      const std::string& scene = plan.scene_of_image[plan.image_of_row[j]];
+      if (std::find(used.begin(), used.end(), scene) != used.end()) continue;
+      used.push_back(scene);
+      m.choices.push_back(plan.captions[j]);
+    }
+    m.label = int(r.next() % (m.choices.size() + 1));
+    m.choices.insert(m.choices.begin() + m.label, plan.captions[i]);
+  }
+  return rows;
 }
 
 std::vector<uint8_t> synth_jpeg(const SynthOptions& opts, size_t index, int* width, int* height) {
   check(opts);
-  synth::Rng r(synth::mix_seed(opts.seed, 3, index));
-  int w = r.range(opts.min_width, opts.max_width);
-  double aspect = r.uniform(opts.min_aspect, opts.max_aspect);
-  int h = std::max(8, int(std::lround(w / aspect)));
+  synth::Rng r = image_rng(opts, index);
+  int w, h;
+  image_size(opts, r, w, h);
   synth::Canvas canvas(w, h);
   synth::draw_cartoon(canvas, r);
   uint8_t paper[3] = {uint8_t(r.range(242, 249)), 0, 0};
@@ -143,6 +199,7 @@ std::vector<uint8_t> synth_jpeg(const SynthOptions& opts, size_t index, int* wid
   paper[2] = uint8_t(paper[1] - r.range(6, 14));
   std::vector<uint8_t> rgb;
   canvas.to_rgb(paper, opts.grain, r.next(), rgb);
+  if (opts.accents) synth::paint_balloon(scene_facts(opts, index), w, h, rgb);
 
   tjhandle tj = tjInitCompress();
   if (!tj) fail("synth: TurboJPEG init failed");
@@ -193,6 +250,15 @@ void write_synth(const std::string& dir, const SynthOptions& opts, const SynthPr
       jsonl += row.dump() + "\n";
     }
     write_bytes((fs::path(dir) / "captions.jsonl").string(), jsonl.data(), jsonl.size());
+    std::string matching;
+    for (const MatchingRow& m : synth_matching(plan, opts.seed)) {
+      nlohmann::ordered_json row;
+      row["image"] = "images/" + row_key(m.image) + ".jpg";
+      row["caption_choices"] = m.choices;
+      row["label"] = std::string(1, char('A' + m.label));
+      matching += row.dump() + "\n";
+    }
+    write_bytes((fs::path(dir) / "matching.jsonl").string(), matching.data(), matching.size());
     return;
   }
   auto jpegs = synth_all_jpegs(opts, plan.images, progress);

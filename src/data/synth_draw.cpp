@@ -42,9 +42,11 @@ uint64_t mix_seed(uint64_t a, uint64_t b, uint64_t c) {
   return splitmix(x);
 }
 
-Canvas::Canvas(int width, int height) : w_(width), h_(height), ink_(size_t(width) * height, 0) {}
+Canvas::Canvas(int width, int height, bool dry)
+    : w_(width), h_(height), dry_(dry), ink_(dry ? 0 : size_t(width) * height, 0) {}
 
 void Canvas::segment(Pt a, Pt b, float width, float ink) {
+  if (dry_) return;
   float hw = width * 0.5f;
   float pad = hw + 1.f;
   int x0 = std::max(0, int(std::floor(std::min(a.x, b.x) - pad)));
@@ -157,6 +159,34 @@ void Canvas::to_rgb(const uint8_t paper[3], float grain, uint64_t seed, std::vec
       }
     }
   }
+}
+
+const std::vector<AccentColour>& accent_colours() {
+  static const std::vector<AccentColour> colours = {
+      {"red", {210, 35, 35}},    {"orange", {240, 130, 20}}, {"yellow", {240, 215, 30}}, {"green", {40, 160, 50}},
+      {"teal", {20, 160, 170}},  {"blue", {35, 70, 215}},    {"purple", {130, 45, 175}}, {"pink", {245, 120, 200}}};
+  return colours;
+}
+
+void paint_balloon(const SceneFacts& facts, int w, int h, std::vector<uint8_t>& rgb) {
+  if (facts.balloon < 0) return;
+  const AccentColour& colour = accent_colours().at(size_t(facts.balloon));
+  const float r = 0.13f * float(std::min(w, h));
+  const float cx = (0.2f + 0.3f * float(facts.balloon_side)) * float(w), cy = 0.2f * float(h);
+  const float outline = std::max(1.f, r * 0.08f);
+  const uint8_t dark[3] = {34, 31, 29};
+  auto blend = [&](int x, int y, const uint8_t* c, float a) {
+    if (x < 0 || y < 0 || x >= w || y >= h || a <= 0.f) return;
+    uint8_t* px = rgb.data() + (size_t(y) * size_t(w) + size_t(x)) * 3;
+    for (int k = 0; k < 3; ++k) px[k] = uint8_t(std::lround(px[k] + std::min(a, 1.f) * (c[k] - px[k])));
+  };
+  for (int y = int(cy - r - 2); y <= int(cy + r + 2); ++y)
+    for (int x = int(cx - r - 2); x <= int(cx + r + 2); ++x) {
+      const float d = std::hypot(x + 0.5f - cx, y + 0.5f - cy);
+      blend(x, y, colour.rgb, r - outline + 0.5f - d);                            // fill, anti-aliased edge
+      blend(x, y, dark, std::min(d - (r - outline) + 0.5f, r + 0.5f - d));        // outline ring
+    }
+  for (int y = int(cy + r); y < int(cy + 2.2f * r) && y < h; ++y) blend(int(cx), y, dark, 1.f);  // the string
 }
 
 }  // namespace bt::data::synth

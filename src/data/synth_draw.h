@@ -3,6 +3,7 @@
 // paper with grain. Everything is a pure function of its inputs, so images are reproducible bit for bit.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace bt::data::synth {
@@ -30,7 +31,9 @@ struct Pt {
 
 class Canvas {
  public:
-  Canvas(int width, int height);
+  // A `dry` canvas rasterises nothing: the scene code still makes every random choice, so drawing onto it
+  // yields a cartoon's SceneFacts in microseconds, identical to those of the rendered image.
+  Canvas(int width, int height, bool dry = false);
   int width() const { return w_; }
   int height() const { return h_; }
 
@@ -50,10 +53,39 @@ class Canvas {
  private:
   void segment(Pt a, Pt b, float width, float ink);
   int w_, h_;
+  bool dry_;
   std::vector<uint8_t> ink_;  // coverage 0..255
 };
 
+// What draw_cartoon drew, for captions that describe the picture.
+struct SceneFacts {
+  bool outdoor = false;  // a desert island with a palm tree; else a room
+  int figures = 0;       // people, 1-3
+  int hats = 0;          // how many of them wear a hat
+  int windows = 0, pictures = 0, shelves = 0;  // wall items (rooms only)
+  bool table = false, cup = false;             // rooms only
+  // A coloured balloon painted over the drawing (SynthOptions::accents): palette index, -1 = none.
+  int balloon = -1;
+  int balloon_side = 0;  // 0 upper left, 1 top centre, 2 upper right
+};
+
+// The balloon palette: name and RGB of each colour.
+struct AccentColour {
+  const char* name;
+  uint8_t rgb[3];
+};
+const std::vector<AccentColour>& accent_colours();
+
+// Paints facts.balloon (if any) into an RGB image of size w x h: a filled, outlined disk with a string.
+void paint_balloon(const SceneFacts& facts, int w, int h, std::vector<uint8_t>& rgb);
+
 // Draws a whole cartoon (a room or an island, a few figures and objects, hatching) filling the canvas.
-void draw_cartoon(Canvas& canvas, Rng& rng);
+SceneFacts draw_cartoon(Canvas& canvas, Rng& rng);
+
+// One sentence saying what `facts` show ("Two people, one in a hat, in a room with a window and a bare
+// table."); `seed` picks among equivalent wordings. scene_key() is equal for two cartoons exactly when every
+// fact a description can state is equal (matching distractors must differ from the truth in what they say).
+std::string describe_scene(const SceneFacts& facts, uint64_t seed);
+std::string scene_key(const SceneFacts& facts);
 
 }  // namespace bt::data::synth

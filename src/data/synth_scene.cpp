@@ -31,7 +31,8 @@ struct Pen {
   }
 };
 
-void figure(Pen& p, float x, float floor, float height) {
+// Returns whether the figure wears a hat.
+bool figure(Pen& p, float x, float floor, float height) {
   Rng& r = p.r;
   float head = height * float(r.uniform(0.08, 0.11));
   float hy = floor - height + head;
@@ -46,7 +47,8 @@ void figure(Pen& p, float x, float floor, float height) {
              p.thin());
   p.c.line({x + lean + dir * head * 0.2f, hy + head * 0.6f}, {x + lean + dir * head * 0.6f, hy + head * 0.55f},
            p.thin());
-  if (r.chance(0.4)) {  // hat
+  const bool hat = r.chance(0.4);
+  if (hat) {
     p.rect(x + lean - head, hy - head * 1.9f, x + lean + head, hy - head * 0.8f, p.w());
     p.wline({x + lean - head * 1.5f, hy - head * 0.8f}, {x + lean + head * 1.5f, hy - head * 0.8f}, p.w());
   } else {  // hair
@@ -82,9 +84,10 @@ void figure(Pen& p, float x, float floor, float height) {
   // Cast shadow.
   p.c.hatch(x - sw * 2.f, floor - head * 0.05f, x + sw * 2.2f, floor + head * 0.35f, p.unit * 4.5f, -0.5f, p.thin(),
             0.6f);
+  return hat;
 }
 
-void room(Pen& p, float W, float H, float floor) {
+void room(Pen& p, float W, float H, float floor, SceneFacts& facts) {
   Rng& r = p.r;
   p.wline({0, floor}, {W, floor + float(r.uniform(-0.02, 0.02)) * H}, p.w());
   if (r.chance(0.6)) p.wline({W * float(r.uniform(0.1, 0.9)), 0}, {W * float(r.uniform(0.1, 0.9)), floor}, p.w());
@@ -95,6 +98,7 @@ void room(Pen& p, float W, float H, float floor) {
     y1 = std::min(y1, floor - H * 0.05f);
     int kind = r.range(0, 2);
     p.rect(x0, y0, x1, y1, p.w());
+    ++(kind == 0 ? facts.windows : kind == 1 ? facts.pictures : facts.shelves);
     if (kind == 0) {  // window with a cross and a hatched sky
       p.wline({(x0 + x1) / 2, y0}, {(x0 + x1) / 2, y1}, p.w());
       p.wline({x0, (y0 + y1) / 2}, {x1, (y0 + y1) / 2}, p.w());
@@ -108,13 +112,15 @@ void room(Pen& p, float W, float H, float floor) {
       p.c.hatch(x0 + 2, y0 + 2, x1 - 2, y1 - 2, p.unit * 7.f, 1.5708f, p.thin(), 0.7f);
     }
   }
-  if (r.chance(0.7)) {  // table or desk
+  facts.table = r.chance(0.7);
+  if (facts.table) {  // table or desk
     float tx = W * float(r.uniform(0.1, 0.6)), tw = W * float(r.uniform(0.2, 0.35)), ty = floor - H * 0.18f;
     p.wline({tx, ty}, {tx + tw, ty}, p.w());
     p.wline({tx - tw * 0.05f, ty + H * 0.02f}, {tx + tw * 1.05f, ty + H * 0.02f}, p.w());
     p.wline({tx + tw * 0.08f, ty + H * 0.02f}, {tx + tw * 0.08f, floor}, p.w());
     p.wline({tx + tw * 0.92f, ty + H * 0.02f}, {tx + tw * 0.92f, floor}, p.w());
-    if (r.chance(0.6)) p.c.ellipse({tx + tw * 0.5f, ty - H * 0.03f}, tw * 0.08f, H * 0.03f, p.w());  // a cup
+    facts.cup = r.chance(0.6);
+    if (facts.cup) p.c.ellipse({tx + tw * 0.5f, ty - H * 0.03f}, tw * 0.08f, H * 0.03f, p.w());
   }
 }
 
@@ -143,23 +149,25 @@ void island(Pen& p, float W, float H, float floor) {
 
 }  // namespace
 
-void draw_cartoon(Canvas& canvas, Rng& rng) {
+SceneFacts draw_cartoon(Canvas& canvas, Rng& rng) {
   float W = float(canvas.width()), H = float(canvas.height());
   Pen pen{canvas, rng, std::min(W, H) / 300.f};
-  bool outdoor = rng.chance(0.3);
+  SceneFacts facts;
+  facts.outdoor = rng.chance(0.3);
   float floor = H * float(rng.uniform(0.72, 0.85));
-  if (outdoor) island(pen, W, H, floor);
-  else room(pen, W, H, floor);
-  int figures = rng.range(1, 3);
+  if (facts.outdoor) island(pen, W, H, floor);
+  else room(pen, W, H, floor, facts);
+  facts.figures = rng.range(1, 3);
   float fh = std::min(H * 0.6f, floor * 0.85f);
-  for (int i = 0; i < figures; ++i) {
-    float x = W * (float(i) + 0.5f) / float(figures) + W * float(rng.uniform(-0.08, 0.08));
-    figure(pen, x, outdoor ? floor - H * 0.06f : floor, fh * float(rng.uniform(0.75, 1.0)));
+  for (int i = 0; i < facts.figures; ++i) {
+    float x = W * (float(i) + 0.5f) / float(facts.figures) + W * float(rng.uniform(-0.08, 0.08));
+    facts.hats += figure(pen, x, facts.outdoor ? floor - H * 0.06f : floor, fh * float(rng.uniform(0.75, 1.0)));
   }
   // A signature scrawl in a corner, as cartoonists do.
   float sx = rng.chance(0.5) ? W * 0.85f : W * 0.05f, sy = H * 0.95f;
   canvas.bezier({sx, sy}, {sx + W * 0.02f, sy - H * 0.02f}, {sx + W * 0.04f, sy + H * 0.02f}, {sx + W * 0.07f, sy},
                 pen.thin());
+  return facts;
 }
 
 }  // namespace bt::data::synth

@@ -166,6 +166,23 @@ ContrastiveOutput BridgeTowerForContrastiveLearningImpl::forward(const Tensor& p
   return out;
 }
 
+Tensor BridgeTowerForContrastiveLearningImpl::encode_text(const Tensor& input_ids, const Tensor& attention_mask) {
+  auto& bt = *bridgetower;
+  Tensor mask01 = attention_mask.defined() ? attention_mask : torch::ones_like(input_ids);
+  Tensor mask = extended_attention_mask(mask01, bt.cross_modal_text_transform->weight.scalar_type());
+  Tensor text = bt.text_model->embeddings(input_ids);
+  for (auto& layer : bt.text_model->layers) text = layer(text, mask);
+  return F::normalize(itc_text_head(text.select(1, 0)), F::NormalizeFuncOptions().p(2).dim(-1));
+}
+
+Tensor BridgeTowerForContrastiveLearningImpl::encode_image(const Tensor& pixel_values) {
+  auto& bt = *bridgetower;
+  Tensor img = bt.visual->embed(pixel_values);
+  for (auto& block : bt.visual->resblocks) img = block(img);
+  Tensor cls = bt.cross_modal_image_transform(bt.visual->post(img.select(1, 0))) + bt.image_token_type();
+  return F::normalize(itc_image_head(cls), F::NormalizeFuncOptions().p(2).dim(-1));
+}
+
 // ---------------- image-text matching ----------------
 
 BridgeTowerForImageAndTextRetrievalImpl::BridgeTowerForImageAndTextRetrievalImpl(const BridgeTowerConfig& c,

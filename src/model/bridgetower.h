@@ -83,6 +83,10 @@ class BridgeTowerForContrastiveLearningImpl : public PretrainedModel {
   std::string architecture() const override { return "BridgeTowerForContrastiveLearning"; }
   ContrastiveOutput forward(const Tensor& pixel_values, const Tensor& input_ids, const Tensor& attention_mask,
                             bool return_loss = true, Intermediates* dbg = nullptr);
+  // The uni-modal halves of forward(): its text_embeds from the text alone and its image_embeds from the image
+  // alone (neither tower sees the other modality), so evaluation encodes each distinct text and image once.
+  Tensor encode_text(const Tensor& input_ids, const Tensor& attention_mask);
+  Tensor encode_image(const Tensor& pixel_values);
   BridgeTowerModel bridgetower{nullptr};
   Linear itc_text_head{nullptr}, itc_image_head{nullptr}, itc_cross_modal_head{nullptr};
   Tensor logit_scale;

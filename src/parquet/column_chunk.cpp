@@ -110,25 +110,114 @@ void decode_values(Type t, Encoding enc, const uint8_t* p, size_t n, size_t coun
   }
 }
 
+// Appends one value slot (definition level d; the next decoded value when present) to the output arrays.
+void append_value(Type t, uint32_t d, bool present, const Decoded& vals, size_t& k, ColumnValues& out) {
+  out.def.push_back(static_cast<uint8_t>(d));
+  out.present.push_back(present);
+  if (t == Type::ByteArray) {
+    if (present) {
+      const View& v = vals.views[k++];
+      out.data.insert(out.data.end(), v.p, v.p + v.n);
+    }
+    out.offsets.push_back(out.data.size());
+  } else {
+    out.ints.push_back(present ? vals.ints[k++] : 0);
+  }
+}
+
 // Scatters one page's values to its rows.
 void append_rows(Type t, int max_def, const std::vector<uint32_t>& defs, size_t nv, const Decoded& vals,
                  ColumnValues& out) {
   size_t k = 0;
   for (size_t i = 0; i < nv; ++i) {
-    uint32_t d = max_def ? defs[i] : 0;
-    bool present = static_cast<int>(d) == max_def;
-    out.def.push_back(static_cast<uint8_t>(d));
-    out.present.push_back(present);
-    if (t == Type::ByteArray) {
-      if (present) {
-        const View& v = vals.views[k++];
-        out.data.insert(out.data.end(), v.p, v.p + v.n);
-      }
-      out.offsets.push_back(out.data.size());
-    } else {
-      out.ints.push_back(present ? vals.ints[k++] : 0);
-    }
+    const uint32_t d = max_def ? defs[i] : 0;
+    append_value(t, d, static_cast<int>(d) == max_def, vals, k, out);
   }
+}
+
+
+// A data page's level and value sections (v1: length-prefixed RLE levels inside the decompressed body;
+// v2: uncompressed levels before the possibly compressed values). Values point into `buf` or the chunk.
+struct PageLevels {
+  const uint8_t* rep = nullptr;
+  size_t rep_len = 0;
+  const uint8_t* def = nullptr;
+  size_t def_len = 0;
+  const uint8_t* values = nullptr;
+  size_t values_len = 0;
+};
+
+// Takes one length-prefixed RLE level section off the front of a v1 page.
+void take_v1_levels(const uint8_t*& p, size_t& n, const char* what, Encoding enc, const uint8_t*& levels,
+                    size_t& len) {
+  if (enc != Encoding::Rle) fail(what, " level encoding ", encoding_name(enc), " is not supported");
+  if (n < 4) fail(what, " levels without a length");
+  len = load_u32(p);
+  if (len > n - 4) fail(what, " levels of ", len, " bytes past the page end");
+  levels = p + 4;
+  p += 4 + len;
+  n -= 4 + len;
+}
+
+PageLevels split_levels(const PageHeader& h, const LeafColumn& leaf, const uint8_t* body, size_t csize, size_t usize,
+                        Codec codec, std::vector<uint8_t>& buf) {
+  PageLevels lv;
+  if (h.type == PageType::DataPage) {
+    buf.resize(usize);
+    decompress(codec, body, csize, buf.data(), usize);
+    const uint8_t* p = buf.data();
+    size_t n = usize;
+    // v1 pages carry the repetition levels' encoding in the same field family; parquet writers use RLE.
+    if (leaf.max_rep > 0) take_v1_levels(p, n, "repetition", Encoding::Rle, lv.rep, lv.rep_len);
+    if (leaf.max_def > 0) take_v1_levels(p, n, "definition", h.definition_level_encoding, lv.def, lv.def_len);
+    lv.values = p;
+    lv.values_len = n;
+    return lv;
+  }
+  if (h.definition_levels_byte_length < 0 || h.repetition_levels_byte_length < 0) fail("negative level lengths");
+  const size_t rl = static_cast<size_t>(h.repetition_levels_byte_length);
+  const size_t dl = static_cast<size_t>(h.definition_levels_byte_length);
+  if (rl > csize || dl > csize - rl || rl + dl > usize)
+    fail("level lengths ", rl, "+", dl, " exceed the page (", csize, " bytes)");
+  if (leaf.max_rep == 0 && h.num_rows != h.num_values) fail("v2 page has ", h.num_rows, " rows but ", h.num_values, " values");
+  lv.rep = body, lv.rep_len = rl;
+  lv.def = body + rl, lv.def_len = dl;
+  const size_t vc = csize - rl - dl, vu = usize - rl - dl;
+  buf.resize(vu);
+  decompress(h.is_compressed ? codec : Codec::Uncompressed, body + rl + dl, vc, buf.data(), vu);
+  lv.values = buf.data();
+  lv.values_len = vu;
+  return lv;
+}
+
+void decode_levels(const uint8_t* p, size_t n, int bits, size_t count, int max, const char* what,
+                   std::vector<uint32_t>& out) {
+  out.resize(count);
+  RleDecoder d(p, n, bits);
+  d.decode(out.data(), count);
+  for (uint32_t v : out)
+    if (v > static_cast<uint32_t>(max)) fail(what, " level ", v, " exceeds the column's maximum ", max);
+}
+
+// Lists (max_rep 1): each value with repetition level 0 starts a row; definition level max_def is an element,
+// max_def - 1 a null element, and anything lower an empty or null list (no element). Returns rows started.
+size_t append_list_rows(const LeafColumn& leaf, const std::vector<uint32_t>& reps, const std::vector<uint32_t>& defs,
+                        size_t nv, const Decoded& vals, size_t rows_left, ColumnValues& out) {
+  size_t started = 0, k = 0;
+  const uint32_t max_def = static_cast<uint32_t>(leaf.max_def);
+  for (size_t i = 0; i < nv; ++i) {
+    if (reps[i] == 0) {
+      if (started == rows_left) fail("more lists than the row group's rows");
+      out.list_begin.push_back(out.present.size());
+      ++started;
+    } else if (out.list_begin.empty()) {
+      fail("the first value continues a list (repetition level ", reps[i], ")");
+    }
+    const uint32_t d = max_def ? defs[i] : 0;
+    if (d + 1 < max_def) continue;  // an empty or null list: no element
+    append_value(leaf.type, d, d == max_def, vals, k, out);
+  }
+  return started;
 }
 
 }  // namespace
@@ -137,17 +226,22 @@ ColumnValues decode_column_chunk(const uint8_t* chunk, size_t size, const LeafCo
                                  const ColumnMetaData& meta, int64_t num_rows, ColumnValues reuse) {
   const Type t = leaf.type;
   check_type(t);
-  if (leaf.max_rep > 0) fail("column is repeated (a list); only flat and struct columns can be read");
+  if (leaf.max_rep > 1) fail("column is a list of lists; only flat, struct and list columns can be read");
   if (leaf.max_def > 32) fail("definition level ", leaf.max_def, " is too deep");
   if (meta.type != t) fail("chunk type ", type_name(meta.type), " differs from the schema's ", type_name(t));
   if (num_rows < 0) fail("negative row count");
-  if (meta.num_values != num_rows) fail("chunk holds ", meta.num_values, " values for ", num_rows, " rows");
+  if (leaf.max_rep == 0 && meta.num_values != num_rows)
+    fail("chunk holds ", meta.num_values, " values for ", num_rows, " rows");
+  if (meta.num_values < num_rows) fail("chunk holds ", meta.num_values, " values for ", num_rows, " rows");
   const size_t rows = static_cast<size_t>(num_rows);
   // RLE lets a few bytes claim millions of null rows; beyond kMaxRowsPerChunkByte the count is treated as
   // corrupt, which bounds memory by the chunk's size (real all-null chunks of >1M rows in a selected column
   // are not expected).
   if (rows > std::max<size_t>(size_t(1) << 20, size * kMaxRowsPerChunkByte))
     fail("row count ", rows, " is implausible for a chunk of ", size, " bytes");
+  const size_t values_total = static_cast<size_t>(meta.num_values);
+  if (values_total > std::max<size_t>(size_t(1) << 20, size * kMaxRowsPerChunkByte))
+    fail("value count ", values_total, " is implausible for a chunk of ", size, " bytes");
 
   ColumnValues out = std::move(reuse);
   out.def.clear();
@@ -155,8 +249,10 @@ ColumnValues decode_column_chunk(const uint8_t* chunk, size_t size, const LeafCo
   out.offsets.clear();
   out.data.clear();
   out.ints.clear();
+  out.list_begin.clear();
   out.type = t;
   out.num_rows = rows;
+  if (leaf.max_rep > 0) out.list_begin.reserve(std::min<size_t>(rows, size * 64 + 64) + 1);
   // Reserve only what the chunk's size can justify: the row count is untrusted.
   const size_t plausible = std::min<size_t>(rows, size * 64 + 64);
   out.def.reserve(plausible);
@@ -193,14 +289,17 @@ ColumnValues decode_column_chunk(const uint8_t* chunk, size_t size, const LeafCo
   }
 
   const int level_bits = bit_width_for(static_cast<uint32_t>(leaf.max_def));
+  const int rep_bits = bit_width_for(static_cast<uint32_t>(leaf.max_rep));
   Decoded dict, vals;
   bool have_dict = false;
   // Page scratch, reused across calls of this thread so big pages do not fault in fresh memory every time.
   // dict's views point into dict_buf, vals' into buf.
   static thread_local std::vector<uint8_t> dict_buf, buf;
-  std::vector<uint32_t> defs, scratch;
-  size_t pos = 0, done = 0, page = 0;
-  while (done < rows) {
+  std::vector<uint32_t> defs, reps, scratch;
+  size_t pos = 0, done = 0, values_done = 0, page = 0;
+  // Flat columns: one value per row. Lists: rows start where the repetition level is 0; a row is complete
+  // when the next one starts or the chunk ends, so the loop runs until every value is read.
+  while (leaf.max_rep == 0 ? done < rows : values_done < values_total) {
     if (pos >= size) fail("chunk ends after ", done, " of ", rows, " rows");
     size_t hlen = 0;
     PageHeader h = parse_page_header(chunk + pos, size - pos, &hlen);
@@ -230,63 +329,31 @@ ColumnValues decode_column_chunk(const uint8_t* chunk, size_t size, const LeafCo
         have_dict = true;
         continue;
       }
-      if (nv > rows - done) fail(nv, " values, but only ", rows - done, " rows remain in the row group");
-      const uint8_t* levels = nullptr;  // definition levels
-      size_t levels_len = 0;
-      const uint8_t* values;
-      size_t values_len;
-      if (h.type == PageType::DataPage) {
-        buf.resize(usize);
-        decompress(meta.codec, body, csize, buf.data(), usize);
-        values = buf.data();
-        values_len = usize;
-        if (leaf.max_def > 0) {
-          if (h.definition_level_encoding != Encoding::Rle)
-            fail("definition level encoding ", encoding_name(h.definition_level_encoding), " is not supported");
-          if (values_len < 4) fail("definition levels without a length");
-          levels_len = load_u32(values);
-          if (levels_len > values_len - 4) fail("definition levels of ", levels_len, " bytes past the page end");
-          levels = values + 4;
-          values += 4 + levels_len;
-          values_len -= 4 + levels_len;
-        }
-      } else {
-        if (h.definition_levels_byte_length < 0 || h.repetition_levels_byte_length < 0)
-          fail("negative level lengths");
-        size_t rl = static_cast<size_t>(h.repetition_levels_byte_length);
-        size_t dl = static_cast<size_t>(h.definition_levels_byte_length);
-        if (rl > csize || dl > csize - rl || rl + dl > usize)
-          fail("level lengths ", rl, "+", dl, " exceed the page (", csize, " bytes)");
-        if (h.num_rows != h.num_values) fail("v2 page has ", h.num_rows, " rows but ", nv, " values");
-        levels = body + rl;
-        levels_len = dl;
-        size_t vc = csize - rl - dl, vu = usize - rl - dl;
-        buf.resize(vu);
-        decompress(h.is_compressed ? meta.codec : Codec::Uncompressed, body + rl + dl, vc, buf.data(), vu);
-        values = buf.data();
-        values_len = vu;
-      }
+      if (leaf.max_rep == 0 && nv > rows - done) fail(nv, " values, but only ", rows - done, " rows remain in the row group");
+      if (nv > values_total - values_done) fail(nv, " values, but only ", values_total - values_done, " remain in the chunk");
+      PageLevels lv = split_levels(h, leaf, body, csize, usize, meta.codec, buf);
+      if (leaf.max_rep > 0) decode_levels(lv.rep, lv.rep_len, rep_bits, nv, leaf.max_rep, "repetition", reps);
       size_t present = nv;
       if (leaf.max_def > 0) {
-        defs.resize(nv);
-        RleDecoder d(levels, levels_len, level_bits);
-        d.decode(defs.data(), nv);
-        present = 0;
-        for (uint32_t v : defs) {
-          if (v > static_cast<uint32_t>(leaf.max_def))
-            fail("definition level ", v, " exceeds the column's maximum ", leaf.max_def);
-          present += v == static_cast<uint32_t>(leaf.max_def);
-        }
+        decode_levels(lv.def, lv.def_len, level_bits, nv, leaf.max_def, "definition", defs);
+        present = size_t(std::count(defs.begin(), defs.end(), static_cast<uint32_t>(leaf.max_def)));
       }
       vals.views.clear();
       vals.ints.clear();
-      decode_values(t, h.encoding, values, values_len, present, have_dict ? &dict : nullptr, scratch, vals);
-      append_rows(t, leaf.max_def, defs, nv, vals, out);
-      done += nv;
+      decode_values(t, h.encoding, lv.values, lv.values_len, present, have_dict ? &dict : nullptr, scratch, vals);
+      if (leaf.max_rep > 0) {
+        done += append_list_rows(leaf, reps, defs, nv, vals, rows - done, out);
+      } else {
+        append_rows(t, leaf.max_def, defs, nv, vals, out);
+        done += nv;
+      }
+      values_done += nv;
     } catch (const Error& e) {
       fail("page ", page, ": ", e.what());
     }
   }
+  if (done != rows) fail("chunk holds ", done, " rows, the row group ", rows);
+  if (leaf.max_rep > 0) out.list_begin.push_back(out.present.size());
   return out;
 }
 

@@ -1,5 +1,7 @@
 // Decoding of one column chunk (its dictionary page and data pages v1/v2) of a flat leaf column — one value
-// per row, possibly null through definition levels (e.g. the `bytes` field of an optional image struct).
+// per row, possibly null through definition levels (e.g. the `bytes` field of an optional image struct) — or of
+// a list column (max_rep 1, e.g. HF's list<string> `caption_choices`): then the per-value arrays hold the
+// elements and list_begin[r] .. list_begin[r+1] are row r's (an empty or null list has none).
 // Supports BOOLEAN/INT32/INT64/BYTE_ARRAY with PLAIN, PLAIN_DICTIONARY/RLE_DICTIONARY and (booleans) RLE.
 // Every size, count, level and dictionary index is checked; violations throw bt::Error (without file context:
 // ParquetFile adds it).
@@ -22,12 +24,13 @@ struct ColumnValues {
   std::vector<uint64_t> offsets;   // BYTE_ARRAY: row r is data[offsets[r], offsets[r+1]); null rows are empty
   std::vector<uint8_t> data;
   std::vector<int64_t> ints;       // INT32 / INT64 / BOOLEAN (0/1) per row; 0 for nulls
+  std::vector<uint64_t> list_begin;  // list columns: num_rows + 1 element offsets (empty for flat columns)
 
   std::string_view bytes(size_t r) const {
     return {reinterpret_cast<const char*>(data.data()) + offsets[r], static_cast<size_t>(offsets[r + 1] - offsets[r])};
   }
   size_t memory_bytes() const {
-    return def.size() + present.size() + offsets.size() * 8 + data.size() + ints.size() * 8;
+    return def.size() + present.size() + offsets.size() * 8 + data.size() + ints.size() * 8 + list_begin.size() * 8;
   }
 };
 

@@ -110,6 +110,39 @@ void ParquetDataset::open(std::vector<std::shared_ptr<const ByteSource>> sources
   pages_.resize(groups_.size());
 }
 
+namespace {
+
+// The leaf named `column`, else the only leaf below it (a list's element), else -1.
+int find_leaf_under(const ParquetFile& pf, const std::string& column) {
+  if (int exact = pf.find_column(column); exact >= 0) return exact;
+  int found = -1;
+  const auto& leaves = pf.schema().leaves;
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    if (leaves[i].name.rfind(column + ".", 0) != 0) continue;
+    if (found >= 0) return -1;
+    found = static_cast<int>(i);
+  }
+  return found;
+}
+
+// Appends each row of `v` as its values in text (see ParquetDatasetOptions::extra_columns).
+void append_as_text(const ColumnValues& v, std::vector<std::vector<std::string>>& rows) {
+  auto text = [&](size_t e) {
+    return v.type == Type::ByteArray ? std::string(v.bytes(e)) : std::to_string(v.ints[e]);
+  };
+  for (size_t r = 0; r < v.num_rows; ++r) {
+    std::vector<std::string>& row = rows.emplace_back();
+    if (v.list_begin.empty()) {
+      if (v.present[r]) row.push_back(text(r));
+      continue;
+    }
+    for (uint64_t e = v.list_begin[r]; e < v.list_begin[r + 1]; ++e)
+      if (v.present[e]) row.push_back(text(e));
+  }
+}
+
+}  // namespace
+
 void ParquetDataset::load_file(size_t f) {
   FileInfo& fi = files_[f];
   const ParquetFile& pf = *fi.file;
@@ -128,9 +161,18 @@ void ParquetDataset::load_file(size_t f) {
   if (fi.bytes_leaf < 0) missing(img, "not found (expected a binary column or a struct {bytes, path})");
   if (pf.schema().leaves[fi.bytes_leaf].type != Type::ByteArray) missing(img, "is not binary");
   if (fi.path_leaf >= 0 && pf.schema().leaves[fi.path_leaf].type != Type::ByteArray) fi.path_leaf = -1;
-  int cap = pf.find_column(opts_.caption_column);
-  if (cap < 0) missing(opts_.caption_column, "not found");
-  if (pf.schema().leaves[cap].type != Type::ByteArray) missing(opts_.caption_column, "is not a string column");
+  int cap = -1;
+  if (!opts_.caption_column.empty()) {
+    cap = pf.find_column(opts_.caption_column);
+    if (cap < 0) missing(opts_.caption_column, "not found");
+    if (pf.schema().leaves[cap].type != Type::ByteArray) missing(opts_.caption_column, "is not a string column");
+  }
+  std::vector<int> extra_leaves;
+  for (const std::string& col : opts_.extra_columns) {
+    extra_leaves.push_back(find_leaf_under(pf, col));
+    if (extra_leaves.back() < 0) missing(col, "not found (or holds more than one field)");
+  }
+  extras_.resize(opts_.extra_columns.size());
 
   for (size_t g = 0; g < pf.num_row_groups(); ++g) {
     const size_t n = static_cast<size_t>(pf.row_group_rows(g));
@@ -141,8 +183,14 @@ void ParquetDataset::load_file(size_t f) {
     const size_t leaf = static_cast<size_t>(fi.bytes_leaf);
     const int64_t image_bytes = leaf < cols.size() ? cols[leaf].meta.total_uncompressed_size : 0;
     spans_.push_back({begin, begin + n, static_cast<uint64_t>(std::max<int64_t>(image_bytes, 0))});
-    ColumnValues caps = pf.read_column(g, static_cast<size_t>(cap));
-    for (size_t r = 0; r < n; ++r) captions_.emplace_back(caps.bytes(r));
+    if (cap >= 0) {
+      ColumnValues caps = pf.read_column(g, static_cast<size_t>(cap));
+      for (size_t r = 0; r < n; ++r) captions_.emplace_back(caps.bytes(r));
+    } else {
+      captions_.resize(captions_.size() + n);
+    }
+    for (size_t k = 0; k < extra_leaves.size(); ++k)
+      append_as_text(pf.read_column(g, static_cast<size_t>(extra_leaves[k])), extras_[k]);
     ColumnValues paths;
     if (fi.path_leaf >= 0) paths = pf.read_column(g, static_cast<size_t>(fi.path_leaf));
     bool need_bytes = false;

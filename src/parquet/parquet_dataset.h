@@ -33,6 +33,11 @@ struct ParquetDatasetOptions {
   std::string caption_column = "image_description";
   size_t cache_mb = 256;                  // decoded image pages kept (at least one is always kept)
   bool hash_images_without_path = true;   // false: rows without a path get a unique key "file:row"
+  // Small per-row columns read at open time beside the captions (the contest's caption_choices list<string>,
+  // its label): a list column gives each row its strings, a flat one a single string (integers in decimal),
+  // a null none. A name selects the leaf of that name, else the one leaf under it ("caption_choices" ->
+  // "caption_choices.list.element"). An empty caption_column means no captions (caption() is "").
+  std::vector<std::string> extra_columns;
 };
 
 class ParquetDataset final : public data::Dataset {
@@ -48,6 +53,8 @@ class ParquetDataset final : public data::Dataset {
   size_t size() const override { return captions_.size(); }
   const std::string& caption(size_t i) const override { return captions_.at(i); }
   const std::string& image_key(size_t i) const override { return keys_.at(i); }
+  // Row i's values of extra_columns[k].
+  const std::vector<std::string>& extra(size_t i, size_t k) const { return extras_.at(k).at(i); }
   void read_image(size_t i, std::vector<uint8_t>& bytes) const override;
   std::string describe(size_t i) const override;
 
@@ -100,6 +107,7 @@ class ParquetDataset final : public data::Dataset {
   std::vector<Span> spans_;
   std::vector<size_t> file_begin_;  // global index of each file's first row
   std::vector<std::string> captions_, keys_;
+  std::vector<std::vector<std::vector<std::string>>> extras_;  // [column][row] -> values
 
   mutable std::mutex mu_;
   using Key = std::pair<size_t, size_t>;  // (group index, page index)

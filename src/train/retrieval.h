@@ -4,7 +4,7 @@
 //   text→image R@K: fraction of texts whose own image ranks in the top K images.
 //   image→text R@K: fraction of images with at least one of their texts in the top K texts.
 // Ties count against the query (a correct item ties with a wrong one → the wrong one ranks first), so a
-// constant similarity never looks good.
+// constant similarity never looks good. Median ranks are 1-based (1 = the correct item came first).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -14,6 +14,7 @@ namespace bt::train {
 struct RetrievalScores {
   double i2t_r1 = 0, i2t_r5 = 0, i2t_r10 = 0;
   double t2i_r1 = 0, t2i_r5 = 0, t2i_r10 = 0;
+  double i2t_median_rank = 0, t2i_median_rank = 0;
 };
 
 // sim: row-major [n_text x n_image]; text_image: size n_text, values in [0, n_image).

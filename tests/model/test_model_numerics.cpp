@@ -104,3 +104,15 @@ TEST(ModelNumerics, TrainModeDropoutChangesOutputsEvalDoesNot) {
   auto c = f.run().loss.item<double>();
   EXPECT_NE(a, c);
 }
+
+TEST(ModelNumerics, UniModalEncodersReproduceTheReferenceEmbeddings) {
+  Fixture f;
+  torch::NoGradGuard ng;
+  // Each image and each text alone gives the embeddings HF computes from the pair (the towers are uni-modal).
+  Tensor text = f.model->encode_text(f.in.at("input_ids"), f.in.at("attention_mask"));
+  Tensor image = f.model->encode_image(f.in.at("pixel_values"));
+  EXPECT_TRUE(close("text_embeds", text, f.ref.at("text_embeds"), kRtol, kAtol));
+  EXPECT_TRUE(close("image_embeds", image, f.ref.at("image_embeds"), kRtol, kAtol));
+  Tensor one = f.model->encode_text(f.in.at("input_ids").slice(0, 2, 3), f.in.at("attention_mask").slice(0, 2, 3));
+  EXPECT_TRUE(close("text_embeds[2] alone", one, f.ref.at("text_embeds").slice(0, 2, 3), kRtol, kAtol));
+}

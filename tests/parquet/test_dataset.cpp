@@ -53,6 +53,33 @@ TEST(ParquetDataset, CaptionsKeysAndImagesMatchTheWriter) {
   }
 }
 
+TEST(ParquetDataset, ExtraColumnsListsAndIntegersAsText) {
+  // caption_choices (list<string>) and label (nullable int64) beside the images, without a caption column.
+  nlohmann::json want = test::read_json("images.json")["columns"];
+  ParquetDatasetOptions o;
+  o.caption_column = "";
+  o.extra_columns = {"caption_choices", "label"};
+  ParquetDataset ds({fixture("images_*_v1.parquet")}, o);  // three files, their rows concatenated in name order
+  ASSERT_EQ(ds.size(), 3 * want["label"].size());
+  for (size_t i = 0; i < ds.size(); ++i) {
+    const size_t row = i % want["label"].size();
+    EXPECT_EQ(ds.caption(i), "");
+    std::vector<std::string> choices;
+    if (row != 4) {  // the fixtures' row 4 has an empty list
+      choices = {"choice a" + std::to_string(row), "choice b" + std::to_string(row)};
+      if (row % 2 == 0) choices.push_back("choice c" + std::to_string(row));
+    }
+    EXPECT_EQ(ds.extra(i, 0), choices) << "row " << i;
+    const auto& label = want["label"][row];
+    EXPECT_EQ(ds.extra(i, 1), label.is_null() ? std::vector<std::string>{}
+                                              : std::vector<std::string>{std::to_string(label.get<int64_t>())});
+  }
+  o.extra_columns = {"no_such_column"};
+  EXPECT_NE(error_of([&] { ParquetDataset({fixture("images_gzip_dict_v1.parquet")}, o); })
+                .find("column 'no_such_column' not found"),
+            std::string::npos);
+}
+
 TEST(ParquetDataset, GlobsAreExpandedSortedAndConcatenated) {
   ParquetDataset ds({fixture("images_*_v1.parquet")});
   EXPECT_EQ(ds.size(), 3u * 11u);  // gzip, snappy, uncompressed

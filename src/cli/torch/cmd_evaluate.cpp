@@ -1,0 +1,48 @@
+// `bridgetune evaluate`: what fine-tuning bought. Scores a contrastive checkpoint on the contest's matching task
+// (pick the true caption among the choices) or on image<->text retrieval, and writes eval_results.json.
+#include <cstdio>
+
+#include "cli/command.h"
+#include "train/evaluate_run.h"
+
+namespace {
+
+void print_table(const bt::train::EvalMetrics& m, const std::string& out) {
+  std::printf("***** eval metrics *****\n");
+  for (const auto& [k, v] : m) {
+    const bool count = k == "eval_matching_count" || k == "eval_samples" || k == "eval_images" ||
+                       k == "eval_texts" || k == "eval_skipped";
+    if (count) std::printf("  %-28s = %.0f\n", k.c_str(), v);
+    else std::printf("  %-28s = %.4f\n", k.c_str(), v);
+  }
+  std::printf("results in %s/eval_results.json\n", out.c_str());
+}
+
+bt::cli::Registrar reg("evaluate", "Score a checkpoint: contest matching accuracy or image-text retrieval", 25,
+                       [](CLI::App& app) {
+  auto o = std::make_shared<bt::train::EvaluateOptions>();
+  app.add_option("--model_name_or_path", o->model_name_or_path,
+                 "Checkpoint folder (config.json, weights, tokenizer files), e.g. a train --output_dir")
+      ->required();
+  app.add_option("--validation_file", o->data,
+                 "matching: JSONL with image, caption_choices, label (A-E or 0-based); retrieval: captions "
+                 "file/folder or tar shards. Image paths are relative to the file's folder")
+      ->required();
+  app.add_option("--task", o->task, "matching | retrieval")->capture_default_str();
+  app.add_option("--output_dir", o->output_dir, "Where eval_results.json (and predictions.jsonl) go")->required();
+  app.add_option("--per_device_eval_batch_size", o->per_device_eval_batch_size)->capture_default_str();
+  app.add_option("--dataloader_num_workers", o->dataloader_num_workers)->capture_default_str();
+  app.add_option("--max_eval_samples", o->max_eval_samples, "Only the first N rows (-1: all)")->capture_default_str();
+  app.add_option("--max_seq_length", o->max_seq_length)->capture_default_str();
+  app.add_option("--image_column", o->image_column)->capture_default_str();
+  app.add_option("--caption_column", o->caption_column, "retrieval: the caption column")->capture_default_str();
+  app.add_option("--choices_column", o->choices_column, "matching: the list of caption choices")->capture_default_str();
+  app.add_option("--label_column", o->label_column, "matching: the true choice")->capture_default_str();
+  app.add_option("--on_bad_sample", o->on_bad_sample, "error | skip (count and leave out bad rows and images)")
+      ->capture_default_str();
+  app.add_option("--device", o->device, "cpu | cuda")->capture_default_str();
+  app.add_flag("--bf16", o->bf16, "bf16 autocast");
+  app.callback([o] { print_table(bt::train::run_evaluate(*o), o->output_dir); });
+});
+
+}  // namespace

@@ -1,0 +1,54 @@
+// JSON Lines iteration shared by the JSONL readers (captions, matching): one JSON object per line, parsed one
+// line at a time so a bad line is reported with its own number and cannot derail the lines after it.
+//
+// Contract: blank lines are skipped and a UTF-8 byte order mark at the start is ignored; for every other
+// line, on_object(obj, line, where) gets the parsed object, or on_bad(line, reason) gets "NAME:LINE: why"
+// when the line is not valid JSON or not an object. `where` is the "NAME:LINE: " prefix for the caller's own
+// messages. clip() keeps text quoted from the input to one short line.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "common/error.h"
+
+namespace bt::data {
+
+inline std::string clip(std::string s, size_t max = 120) {
+  for (char& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  if (s.size() > max) s = s.substr(0, max) + "...";
+  return s;
+}
+
+template <class OnObject, class OnBadLine>
+void for_each_jsonl_object(std::string_view text, const std::string& name, OnObject on_object, OnBadLine on_bad) {
+  if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+  size_t pos = 0, line_no = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    std::string_view line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    ++line_no;
+    if (line.find_first_not_of(" \t\r\f\v") == std::string_view::npos) continue;
+    const std::string where = str(name, ":", line_no, ": ");
+    nlohmann::ordered_json obj;
+    try {
+      obj = nlohmann::ordered_json::parse(line);
+    } catch (const nlohmann::json::exception& e) {
+      std::string msg = e.what();
+      if (auto p = msg.find("] "); p != std::string::npos) msg = msg.substr(p + 2);
+      if (msg.rfind("parse error at line 1, ", 0) == 0) msg = msg.substr(23);
+      on_bad(line_no, str(where, "not valid JSON (", clip(msg), ")"));
+      continue;
+    }
+    if (!obj.is_object()) {
+      on_bad(line_no, str(where, "not a JSON object (got ", obj.type_name(), ")"));
+      continue;
+    }
+    on_object(obj, line_no, where);
+  }
+}
+
+}  // namespace bt::data

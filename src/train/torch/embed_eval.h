@@ -1,0 +1,76 @@
+// Evaluation of the contrastive model from its uni-modal embeddings (encode_text / encode_image): image<->text
+// retrieval over image-caption pairs and the contest's matching task. One implementation, used by
+// `bridgetune evaluate` and by the trainer's evaluation.
+//
+// Contract:
+//  - Each distinct image (by Dataset::image_key) and each distinct text is encoded once, in batches of
+//    batch_size; images go through the loader (decode + eval transform, num_workers threads).
+//  - on_bad_sample skip: an image that cannot be read or decoded drops its rows (counted in `skipped`);
+//    error: the first such image throws bt::Error naming it.
+//  - Embeddings are L2-normalised, so similarities are cosines; the model is in eval mode meanwhile (restored).
+#pragma once
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "data/dataset.h"
+#include "data/matching_parse.h"
+#include "loader/loader.h"
+#include "model/bridgetower.h"
+#include "text/tokenizer.h"
+#include "train/matching.h"
+#include "train/retrieval.h"
+
+namespace bt::train {
+
+struct EmbedOptions {
+  int batch_size = 16;
+  int num_workers = 2;
+  int image_size = 0;  // the model's vision image_size
+  int max_seq_length = 128;
+  loader::OnBadSample on_bad_sample = loader::OnBadSample::kError;
+  torch::Device device = torch::kCPU;
+  bool bf16 = false;
+};
+
+struct RetrievalEval {
+  RetrievalScores scores;
+  int64_t pairs = 0, images = 0, texts = 0, skipped = 0;
+  double seconds = 0;
+};
+
+// Matching questions over the rows of a dataset: row image_row's image, its caption choices and the label.
+struct MatchingSet {
+  std::shared_ptr<const data::Dataset> images;
+  struct Row {
+    size_t image_row = 0;
+    std::vector<std::string> choices;
+    int label = 0;
+  };
+  std::vector<Row> rows;
+};
+
+struct MatchingEval {
+  MatchingScores scores;
+  std::vector<MatchingAnswer> answers;  // per kept question, in order
+  std::vector<size_t> rows;             // the MatchingSet row of each answer
+  int64_t images = 0, texts = 0, skipped = 0;
+  double seconds = 0;
+};
+
+// Retrieval over the first `limit` rows of `pairs` (caption i belongs to image image_key(i)).
+RetrievalEval evaluate_retrieval(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
+                                 std::shared_ptr<const data::Dataset> pairs, const EmbedOptions& o,
+                                 size_t limit = SIZE_MAX);
+
+MatchingEval evaluate_matching(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
+                               const MatchingSet& set, const EmbedOptions& o);
+
+// The good rows of a matching JSONL file (`name`; image paths relative to `folder`) as a MatchingSet; the
+// returned `item_of_row` maps each set row back to its MatchingItem.
+MatchingSet matching_set_of(const data::ParsedMatching& parsed, const std::string& name, const std::string& folder,
+                            std::vector<size_t>* item_of_row = nullptr);
+
+}  // namespace bt::train

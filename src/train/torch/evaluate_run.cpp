@@ -1,0 +1,177 @@
+// `bridgetune evaluate` (see train/evaluate_run.h): checks, model + tokenizer, the task, result files.
+#include "train/evaluate_run.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "common/error.h"
+#include "data/captions_dataset.h"
+#include "data/matching_parse.h"
+#include "model/api.h"
+#include "parquet/parquet_dataset.h"
+#include "train/checkpoint_dir.h"
+#include "train/run_log.h"
+#include "train/torch/embed_eval.h"
+
+namespace fs = std::filesystem;
+
+namespace bt::train {
+
+namespace {
+
+torch::Device pick(const std::string& device) {
+  if (device == "cpu") return torch::kCPU;
+  if (device == "cuda" || device.rfind("cuda:", 0) == 0) {
+    if (!torch::cuda::is_available()) fail("--device ", device, ": this libtorch build sees no CUDA device (use --device cpu)");
+    return torch::Device(device);
+  }
+  fail("--device must be cpu or cuda (got '", device, "')");
+}
+
+void check(const EvaluateOptions& o) {
+  if (o.task != "matching" && o.task != "retrieval") fail("--task must be matching or retrieval (got '", o.task, "')");
+  if (o.model_name_or_path.empty()) fail("--model_name_or_path: required (a checkpoint folder with config.json)");
+  if (!fs::is_directory(o.model_name_or_path))
+    fail("--model_name_or_path ", o.model_name_or_path, ": no such folder");
+  if (!fs::exists(fs::path(o.model_name_or_path) / "config.json"))
+    fail("--model_name_or_path ", o.model_name_or_path, ": no config.json in it");
+  if (o.data.empty()) fail("--validation_file: required (a matching JSONL file, or image-caption pairs for retrieval)");
+  if (o.output_dir.empty()) fail("--output_dir: required");
+  if (o.per_device_eval_batch_size < 1) fail("--per_device_eval_batch_size must be >= 1");
+  if (o.dataloader_num_workers < 0) fail("--dataloader_num_workers must be >= 0");
+  if (o.max_seq_length < 3) fail("--max_seq_length must be >= 3");
+}
+
+std::string letter(int k) { return std::string(1, char('A' + k)); }
+
+// A matching set with each row's description for predictions.jsonl ("line" for JSONL, "row" for parquet).
+struct OpenedMatching {
+  MatchingSet set;
+  std::vector<nlohmann::ordered_json> where;  // per set row
+  size_t bad = 0;                             // rows left out under --on_bad_sample skip
+};
+
+OpenedMatching open_matching_jsonl(const EvaluateOptions& o) {
+  data::MatchingOptions mo;
+  mo.image_column = o.image_column;
+  mo.choices_column = o.choices_column;
+  mo.label_column = o.label_column;
+  mo.on_bad_row = data::parse_on_bad(o.on_bad_sample);
+  data::ParsedMatching parsed = data::read_matching_file(o.data, mo);
+  if (o.max_eval_samples > 0 && parsed.rows.size() > size_t(o.max_eval_samples)) parsed.rows.resize(size_t(o.max_eval_samples));
+  OpenedMatching out;
+  std::vector<size_t> items;
+  out.set = matching_set_of(parsed, o.data, fs::path(o.data).parent_path().string(), &items);
+  for (size_t i : items) out.where.push_back({{"line", parsed.rows[i].line}, {"image", parsed.rows[i].image}});
+  out.bad = parsed.bad.count;
+  return out;
+}
+
+// HF parquet (the contest's matching split): the image column, caption_choices list<string>, label text.
+OpenedMatching open_matching_parquet(const EvaluateOptions& o) {
+  parquet::ParquetDatasetOptions po;
+  po.image_column = o.image_column;
+  po.caption_column = "";
+  po.extra_columns = {o.choices_column, o.label_column};
+  auto ds = std::make_shared<parquet::ParquetDataset>(std::vector<std::string>{o.data}, po);
+  const bool skip = data::parse_on_bad(o.on_bad_sample) == data::OnBad::kSkip;
+  OpenedMatching out;
+  out.set.images = ds;
+  size_t n = ds->size();
+  if (o.max_eval_samples > 0) n = std::min(n, size_t(o.max_eval_samples));
+  for (size_t i = 0; i < n; ++i) {
+    const std::vector<std::string>& choices = ds->extra(i, 0);
+    const std::vector<std::string>& label = ds->extra(i, 1);
+    std::string why;
+    int k = label.size() == 1 ? data::parse_matching_label(label[0], &why) : -1;
+    if (label.size() != 1) why = "no label";
+    else if (k >= 0 && size_t(k) >= choices.size()) why = str("label ", k, " is outside its ", choices.size(), " choices");
+    if (choices.empty()) why = str("'", o.choices_column, "' is an empty list");
+    if (!why.empty()) {
+      if (!skip) fail(ds->describe(i), ": ", why);
+      ++out.bad;
+      continue;
+    }
+    out.set.rows.push_back({i, choices, k});
+    out.where.push_back({{"row", i}});
+  }
+  return out;
+}
+
+EvalMetrics matching(model::BridgeTowerForContrastiveLearning& m, const text::Tokenizer& tok, const EvaluateOptions& o,
+                     const EmbedOptions& eo) {
+  OpenedMatching opened = data::classify_source(o.data) == data::SourceKind::kParquet ? open_matching_parquet(o)
+                                                                                       : open_matching_jsonl(o);
+  if (opened.set.rows.empty()) fail(o.data, ": no rows to score");
+  MatchingEval r = evaluate_matching(m, tok, opened.set, eo);
+  fs::create_directories(o.output_dir);
+  std::string lines;
+  for (size_t k = 0; k < r.answers.size(); ++k) {
+    const MatchingSet::Row& q = opened.set.rows[r.rows[k]];
+    nlohmann::ordered_json row = opened.where[r.rows[k]];
+    row["label"] = letter(q.label);
+    row["predicted"] = letter(r.answers[k].predicted);
+    row["correct"] = r.answers[k].predicted == q.label;
+    row["scores"] = r.answers[k].scores;
+    lines += row.dump() + "\n";
+  }
+  write_file_atomic(fs::path(o.output_dir) / "predictions.jsonl", lines);
+  const double n = double(r.scores.count);
+  double chance = 0;  // the accuracy of guessing: mean of 1 / choices
+  for (const MatchingAnswer& a : r.answers) chance += 1.0 / double(a.scores.size());
+  return {{"eval_matching_accuracy", r.scores.accuracy},
+          {"eval_matching_count", n},
+          {"eval_matching_chance", n > 0 ? chance / n : 0.0},
+          {"eval_skipped", double(r.skipped + int64_t(opened.bad))},
+          {"eval_images", double(r.images)},
+          {"eval_texts", double(r.texts)},
+          {"eval_runtime", r.seconds},
+          {"eval_samples_per_second", r.seconds > 0 ? n / r.seconds : 0.0}};
+}
+
+EvalMetrics retrieval(model::BridgeTowerForContrastiveLearning& m, const text::Tokenizer& tok, const EvaluateOptions& o,
+                      const EmbedOptions& eo) {
+  data::CaptionsOptions co;
+  co.image_column = o.image_column;
+  co.caption_column = o.caption_column;
+  co.on_bad_row = data::parse_on_bad(o.on_bad_sample);
+  std::shared_ptr<const data::Dataset> pairs(data::open_dataset(o.data, co));
+  RetrievalEval r = evaluate_retrieval(m, tok, pairs, eo, o.max_eval_samples > 0 ? size_t(o.max_eval_samples) : SIZE_MAX);
+  const double n = double(r.pairs);
+  const RetrievalScores& s = r.scores;
+  return {{"eval_i2t_r1", s.i2t_r1},       {"eval_i2t_r5", s.i2t_r5},     {"eval_i2t_r10", s.i2t_r10},
+          {"eval_t2i_r1", s.t2i_r1},       {"eval_t2i_r5", s.t2i_r5},     {"eval_t2i_r10", s.t2i_r10},
+          {"eval_i2t_median_rank", s.i2t_median_rank}, {"eval_t2i_median_rank", s.t2i_median_rank},
+          {"eval_samples", n},             {"eval_images", double(r.images)}, {"eval_skipped", double(r.skipped)},
+          {"eval_runtime", r.seconds},     {"eval_samples_per_second", r.seconds > 0 ? n / r.seconds : 0.0}};
+}
+
+}  // namespace
+
+EvalMetrics run_evaluate(const EvaluateOptions& o) {
+  check(o);
+  const torch::Device device = pick(o.device);
+  if (device.is_cpu()) model::configure_torch_threads(std::max(1, int(std::thread::hardware_concurrency()) - o.dataloader_num_workers));
+  text::Tokenizer tok = text::Tokenizer::from_dir(o.model_name_or_path);
+  model::BridgeTowerForContrastiveLearning m = model::load_contrastive(o.model_name_or_path);
+  m->to(device);
+  EmbedOptions eo;
+  eo.batch_size = o.per_device_eval_batch_size;
+  eo.num_workers = o.dataloader_num_workers;
+  eo.image_size = m->config().vision.image_size;
+  eo.max_seq_length = o.max_seq_length;
+  eo.on_bad_sample = o.on_bad_sample == "skip" ? loader::OnBadSample::kSkip : loader::OnBadSample::kError;
+  eo.device = device;
+  eo.bf16 = o.bf16;
+  EvalMetrics metrics = o.task == "matching" ? matching(m, tok, o, eo) : retrieval(m, tok, o, eo);
+  fs::create_directories(o.output_dir);
+  nlohmann::ordered_json j;
+  for (const auto& [k, v] : metrics) j[k] = v;
+  write_json_atomic(fs::path(o.output_dir) / "eval_results.json", j);
+  return metrics;
+}
+
+}  // namespace bt::train
