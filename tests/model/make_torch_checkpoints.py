@@ -14,6 +14,7 @@ out/hub/models--bt-test--tiny-bigvocab/    tiny-bin with a tokenizer of 1001 ids
 out/hub/models--bt-test--tiny-base/        backbone only (no itc heads, bare names as BridgeTowerModel saves them)
 out/dtypes.bin, out/dtypes.safetensors     f32/f16/bf16/f64/int64 tensors (strided, shared, offset) and the same
                                            values written contiguous in safetensors
+out/good_handmade.bin, good_zip64.bin      a hand-pickled archive, and the same with zip64 sizes and offsets
 out/bad_*.bin                              malformed archives
 """
 import collections, json, os, pickle, shutil, struct, sys, zipfile
@@ -199,6 +200,29 @@ def write_archive(path, obj, storage_bytes=16):
         z.writestr("archive/version", "3\n")
 
 
+def rewrite_as_zip64(src, dst):
+    """The same entries with every size and offset in zip64 extra fields (as archives past 4 GB carry them)."""
+    import zlib
+    entries = [(i.filename, zipfile.ZipFile(src).read(i.filename)) for i in zipfile.ZipFile(src).infolist()]
+    body, central = b"", b""
+    for name, data in entries:
+        n = name.encode()
+        offset = len(body)
+        crc = zlib.crc32(data)
+        body += struct.pack("<IHHHHHIIIHH", 0x04034b50, 45, 0, 0, 0, 0, crc, 0xFFFFFFFF, 0xFFFFFFFF, len(n), 20)
+        body += n + struct.pack("<HHQQ", 1, 16, len(data), len(data)) + data
+        central += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014b50, 45, 45, 0, 0, 0, 0, crc, 0xFFFFFFFF, 0xFFFFFFFF,
+                               len(n), 28, 0, 0, 0, 0, 0xFFFFFFFF)
+        central += n + struct.pack("<HHQQQ", 1, 24, len(data), len(data), offset)
+    cd_offset = len(body)
+    eocd64_offset = cd_offset + len(central)
+    tail = struct.pack("<IQHHIIQQQQ", 0x06064b50, 44, 45, 45, 0, 0, len(entries), len(entries), len(central), cd_offset)
+    tail += struct.pack("<IIQI", 0x07064b50, 0, eocd64_offset, 1)
+    tail += struct.pack("<IHHHHIIH", 0x06054b50, 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0)
+    with open(dst, "wb") as f:
+        f.write(body + central + tail)
+
+
 def bad_fixtures(out):
     import builtins
     rebuild = torch._utils._rebuild_tensor_v2
@@ -213,6 +237,7 @@ def bad_fixtures(out):
                   {"w": Call(rebuild, (Storage(), 0, (1 << 40, 1 << 40), (1 << 40, 1), False, hooks))})
     write_archive(os.path.join(out, "good_handmade.bin"),
                   {"w": Call(rebuild, (Storage(), 1, (3,), (1,), False, hooks))})
+    rewrite_as_zip64(os.path.join(out, "good_handmade.bin"), os.path.join(out, "good_zip64.bin"))
 
 
 def main():
