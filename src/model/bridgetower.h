@@ -65,7 +65,8 @@ class PretrainedModel : public torch::nn::Module {
   // has no place for (other heads, position_ids) are skipped; skipped and missing heads are each named in one
   // line on stderr.
   void load_weights(const std::string& dir, bool allow_missing_heads = false);
-  // config.json (architectures = this class) + model.safetensors (F32, every parameter), both atomic.
+  // config.json (architectures = this class) + model.safetensors (F32, every parameter) +
+  // preprocessor_config.json (the image transform), all atomic.
   void save_pretrained(const std::string& dir) const;
   int64_t count_parameters(bool trainable_only = false) const;
   // HF _init_weights, then the head-specific constants (logit_scale, link-tower scalars).

@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "model/bridgetower.h"
+#include "model/preprocessor.h"
 #include "model/safetensors.h"
 #include "model/torch_zip.h"
 
@@ -248,6 +249,7 @@ void PretrainedModel::save_pretrained(const std::string& dir) const {
   c.extra["architectures"] = {architecture()};
   c.extra["torch_dtype"] = "float32";
   save_config(c, dir + "/config.json");
+  write_preprocessor_config(dir + "/preprocessor_config.json", cfg_.vision.image_size);  // a complete HF folder
 }
 
 BridgeTowerForContrastiveLearning load_contrastive(const std::string& dir, bool allow_missing_heads) {

@@ -7,12 +7,14 @@ out/hub/models--bt-test--tiny-bin/         refs/main -> snapshots/<commit>/: con
                                            ITM class), pytorch_model.bin with the reference weights plus ITM/MLM heads
                                            and a position_ids buffer, one weight stored non-contiguous (transposed
                                            view), two weights sharing one storage (the second at an offset), one in
-                                           float64; tokenizer files
+                                           float64; tokenizer.json + vocab.json (no merges.txt, as the official
+                                           repos); preprocessor_config.json
 out/hub/models--bt-test--tiny-sharded/     the same weights in two shards + pytorch_model.bin.index.json
 out/hub/models--bt-test--tiny-bigvocab/    tiny-bin with a tokenizer of 1001 ids (one past the embedding table)
 out/hub/models--bt-test--tiny-base/        backbone only (no itc heads, bare names as BridgeTowerModel saves them)
 out/dtypes.bin, out/dtypes.safetensors     f32/f16/bf16/f64/int64 tensors (strided, shared, offset) and the same
                                            values written contiguous in safetensors
+out/good_handmade.bin, good_zip64.bin      a hand-pickled archive, and the same with zip64 sizes and offsets
 out/bad_*.bin                              malformed archives
 """
 import collections, json, os, pickle, shutil, struct, sys, zipfile
@@ -82,6 +84,23 @@ def with_layout_tricks(sd):
     return sd
 
 
+def tokenizer_json(tok):
+    """RoBERTa's tokenizer.json layout (what the official BridgeTower repos ship instead of merges.txt)."""
+    vocab = json.load(open(os.path.join(tok, "vocab.json")))
+    merges = [l.rstrip("\n") for l in open(os.path.join(tok, "merges.txt"), encoding="utf-8")
+              if l.strip() and not l.startswith("#version")]
+    added = [{"id": vocab[t], "content": t, "single_word": False, "lstrip": t == "<mask>", "rstrip": False,
+              "normalized": False, "special": True} for t in ("<s>", "<pad>", "</s>", "<unk>", "<mask>")]
+    return {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added, "normalizer": None,
+            "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+            "post_processor": {"type": "RobertaProcessing", "sep": ["</s>", 2], "cls": ["<s>", 0],
+                               "trim_offsets": True, "add_prefix_space": False},
+            "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+            "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": "",
+                      "end_of_word_suffix": "", "fuse_unk": False, "byte_fallback": False, "vocab": vocab,
+                      "merges": merges}}
+
+
 def model_fixtures(fixture, tok, out):
     sd = read_safetensors(os.path.join(fixture, "model.safetensors"))
     cfg = json.load(open(os.path.join(fixture, "config.json")))
@@ -97,9 +116,14 @@ def model_fixtures(fixture, tok, out):
     full.update(extra)
 
     def put_model_files(d, config):
+        """config.json, preprocessor_config.json and, as the official repos, tokenizer.json + vocab.json (no merges)."""
         json.dump(config, open(os.path.join(d, "config.json"), "w"), indent=2)
-        for f in os.listdir(tok):
-            shutil.copy(os.path.join(tok, f), d)
+        json.dump({"image_processor_type": "BridgeTowerImageProcessor", "size": cfg["vision_config"]["image_size"],
+                   "size_divisor": 32, "do_center_crop": True, "image_mean": [0.48145466, 0.4578275, 0.40821073],
+                   "image_std": [0.26862954, 0.26130258, 0.27577711]},
+                  open(os.path.join(d, "preprocessor_config.json"), "w"))
+        shutil.copy(os.path.join(tok, "vocab.json"), d)
+        json.dump(tokenizer_json(tok), open(os.path.join(d, "tokenizer.json"), "w"))
 
     d = snapshot(out, "tiny-bin")
     put_model_files(d, cfg)
@@ -119,7 +143,9 @@ def model_fixtures(fixture, tok, out):
     put_model_files(d, cfg)
     vocab = json.load(open(os.path.join(tok, "vocab.json")))
     vocab.update({"tok%d" % i: i for i in range(len(vocab), cfg["text_config"]["vocab_size"] + 1)})
-    json.dump(vocab, open(os.path.join(d, "vocab.json"), "w"))
+    tj = tokenizer_json(tok)
+    tj["model"]["vocab"] = vocab
+    json.dump(tj, open(os.path.join(d, "tokenizer.json"), "w"))
     torch.save(full, os.path.join(d, "pytorch_model.bin"))
 
     d = snapshot(out, "tiny-base")
@@ -174,6 +200,29 @@ def write_archive(path, obj, storage_bytes=16):
         z.writestr("archive/version", "3\n")
 
 
+def rewrite_as_zip64(src, dst):
+    """The same entries with every size and offset in zip64 extra fields (as archives past 4 GB carry them)."""
+    import zlib
+    entries = [(i.filename, zipfile.ZipFile(src).read(i.filename)) for i in zipfile.ZipFile(src).infolist()]
+    body, central = b"", b""
+    for name, data in entries:
+        n = name.encode()
+        offset = len(body)
+        crc = zlib.crc32(data)
+        body += struct.pack("<IHHHHHIIIHH", 0x04034b50, 45, 0, 0, 0, 0, crc, 0xFFFFFFFF, 0xFFFFFFFF, len(n), 20)
+        body += n + struct.pack("<HHQQ", 1, 16, len(data), len(data)) + data
+        central += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014b50, 45, 45, 0, 0, 0, 0, crc, 0xFFFFFFFF, 0xFFFFFFFF,
+                               len(n), 28, 0, 0, 0, 0, 0xFFFFFFFF)
+        central += n + struct.pack("<HHQQQ", 1, 24, len(data), len(data), offset)
+    cd_offset = len(body)
+    eocd64_offset = cd_offset + len(central)
+    tail = struct.pack("<IQHHIIQQQQ", 0x06064b50, 44, 45, 45, 0, 0, len(entries), len(entries), len(central), cd_offset)
+    tail += struct.pack("<IIQI", 0x07064b50, 0, eocd64_offset, 1)
+    tail += struct.pack("<IHHHHIIH", 0x06054b50, 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0)
+    with open(dst, "wb") as f:
+        f.write(body + central + tail)
+
+
 def bad_fixtures(out):
     import builtins
     rebuild = torch._utils._rebuild_tensor_v2
@@ -188,6 +237,7 @@ def bad_fixtures(out):
                   {"w": Call(rebuild, (Storage(), 0, (1 << 40, 1 << 40), (1 << 40, 1), False, hooks))})
     write_archive(os.path.join(out, "good_handmade.bin"),
                   {"w": Call(rebuild, (Storage(), 1, (3,), (1,), False, hooks))})
+    rewrite_as_zip64(os.path.join(out, "good_handmade.bin"), os.path.join(out, "good_zip64.bin"))
 
 
 def main():

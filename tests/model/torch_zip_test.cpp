@@ -68,11 +68,14 @@ TEST_F(TorchZip, ReadsLayoutsOfTorchSave) {
   EXPECT_EQ(t.at("empty")->rec.shape, (std::vector<int64_t>{0, 4}));
 }
 
-TEST_F(TorchZip, HandmadeArchiveWithAnotherPrefix) {
-  auto c = TorchCheckpoint::open(dir() + "/good_handmade.bin");
-  ASSERT_EQ(c.tensors().size(), 1u);
-  EXPECT_EQ(c.tensors()[0].rec.storage_offset, 1);
-  EXPECT_EQ(c.tensors()[0].rec.shape, (std::vector<int64_t>{3}));
+TEST_F(TorchZip, HandmadeArchiveWithAnotherPrefixAndItsZip64Form) {
+  for (const char* f : {"good_handmade.bin", "good_zip64.bin"}) {
+    auto c = TorchCheckpoint::open(dir() + "/" + f);
+    ASSERT_EQ(c.tensors().size(), 1u) << f;
+    EXPECT_EQ(c.tensors()[0].rec.storage_offset, 1) << f;
+    EXPECT_EQ(c.tensors()[0].rec.shape, (std::vector<int64_t>{3})) << f;
+    EXPECT_EQ(c.tensors()[0].storage_bytes, 16u) << f;
+  }
 }
 
 TEST_F(TorchZip, MalformedArchivesGiveOneLineErrors) {

@@ -1,7 +1,9 @@
 #!/bin/sh
 # `bridgetune train` from a pytorch_model.bin found by hub id (fake HF cache from make_torch_checkpoints.py):
 # one step at learning rate 0 leaves the weights as loaded, so the saved model must reproduce the reference
-# outputs; a tokenizer larger than the embedding table is refused before anything is written.
+# outputs, and the folder it writes is complete (preprocessor_config.json included); the checkpoint's tokenizer is
+# tokenizer.json alone (no merges.txt). A tokenizer larger than the embedding table, or a preprocessor_config.json
+# describing another transform, is refused before anything is written.
 # usage: train_from_hub_test.sh BRIDGETUNE TEST_MODEL FIXTURE_DIR WORK_DIR   (HF_HUB_CACHE set by ctest)
 set -eu
 bt=$1 test_model=$2 fixture=$3 work=$4
@@ -11,6 +13,9 @@ rm -rf "$work" && mkdir -p "$work"
   --per_device_train_batch_size 4 --max_seq_length 32 --max_steps 1 --learning_rate 0 --dataloader_num_workers 0 --torch_threads 1 \
   --throughput_warmup_steps 0 --logging_steps 1 2>"$work/train.err" >/dev/null || { cat "$work/train.err"; exit 1; }
 grep -q "skipped 4 checkpoint tensors" "$work/train.err" || { echo "no skipped-tensors line:"; cat "$work/train.err"; exit 1; }
+for f in config.json model.safetensors preprocessor_config.json; do
+  [ -f "$work/out/$f" ] || { echo "the trained folder lacks $f"; exit 1; }
+done
 "$bt" forward --model_name_or_path "$work/out" --batch "$fixture/inputs.safetensors" --out "$work/fwd.safetensors"
 BT_FORWARD_OUT="$work/fwd.safetensors" "$test_model" --gtest_filter=CliOutput.*
 if "$bt" train --model_name_or_path bt-test/tiny-bigvocab --train_file "$work/data" --output_dir "$work/out2" --max_seq_length 32 \
@@ -19,4 +24,12 @@ if "$bt" train --model_name_or_path bt-test/tiny-bigvocab --train_file "$work/da
 fi
 grep -q "1001 ids but the model's text embeddings hold 1000" "$work/vocab.err" || { cat "$work/vocab.err"; exit 1; }
 [ ! -e "$work/out2" ] || { echo "out2 was written before the vocabulary check"; exit 1; }
+# A preprocessor_config.json describing another transform is refused.
+cp -r "$HF_HUB_CACHE/models--bt-test--tiny-bin/snapshots/1234567890abcdef1234567890abcdef12345678" "$work/odd"
+sed -i 's/0.48145466/0.5/' "$work/odd/preprocessor_config.json"
+if "$bt" train --model_name_or_path "$work/odd" --train_file "$work/data" --output_dir "$work/out3" \
+     --max_seq_length 32 --max_steps 1 2>"$work/pp.err" >/dev/null; then
+  echo "a different image normalisation was accepted"; exit 1
+fi
+grep -q "image_mean/image_std differ" "$work/pp.err" || { cat "$work/pp.err"; exit 1; }
 echo "train from hub: ok"

@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "model/api.h"
 #include "model/safetensors.h"
+#include "model/torch_zip.h"
 
 namespace {
 
@@ -40,6 +41,15 @@ void run(InfoArgs a) {
     int64_t n = 0;
     for (const auto& t : f.tensors()) n += t.numel();
     std::printf("checkpoint: %zu tensors, %s values in model.safetensors\n", f.tensors().size(), grouped(n).c_str());
+  } else if (!a.model.empty() && std::filesystem::exists(a.model + "/pytorch_model.bin")) {
+    auto f = bt::ptbin::TorchCheckpoint::open(a.model + "/pytorch_model.bin");
+    int64_t n = 0;
+    for (const auto& t : f.tensors()) {
+      int64_t k = 1;
+      for (int64_t d : t.rec.shape) k *= d;
+      n += k;
+    }
+    std::printf("checkpoint: %zu tensors, %s values in pytorch_model.bin\n", f.tensors().size(), grouped(n).c_str());
   }
 }
 

@@ -21,6 +21,7 @@
 #include "parquet/parquet_dataset.h"
 #include "loader/loader.h"
 #include "model/bridgetower.h"
+#include "model/preprocessor.h"
 #include "text/tokenizer.h"
 #include "text/train_bpe.h"
 #include "train/checkpoint_dir.h"
@@ -278,6 +279,8 @@ TrainSummary run_train(const TrainOptions& options) {
   } else if (!o.model_name_or_path.empty()) {
     cfg = model::load_config((fs::path(o.model_name_or_path) / "config.json").string());
     tok = text::Tokenizer::from_dir(o.model_name_or_path);
+    if (auto pp = fs::path(o.model_name_or_path) / "preprocessor_config.json"; fs::exists(pp))  // HF's image transform
+      model::check_preprocessor_matches(model::read_preprocessor_config(pp.string()), cfg.vision.image_size, pp.string());
   } else {
     cfg = model::preset(o.model_preset);
     if (o.image_size > 0) cfg.vision.image_size = o.image_size;

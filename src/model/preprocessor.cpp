@@ -1,0 +1,81 @@
+#include "model/preprocessor.h"
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+#include "model/safetensors.h"
+
+namespace bt::model {
+namespace {
+
+// "size" / "crop_size": an int, or {"shortest_edge": n} / {"height": n, "width": n}.
+int edge(const nlohmann::json& v, const std::string& path, const char* key) {
+  if (v.is_number_integer()) return v.get<int>();
+  if (v.is_object()) {
+    if (v.contains("shortest_edge") && v["shortest_edge"].is_number_integer()) return v["shortest_edge"].get<int>();
+    if (v.contains("height") && v.contains("width") && v["height"] == v["width"] && v["height"].is_number_integer())
+      return v["height"].get<int>();
+  }
+  bt::fail(path, ": \"", key, "\" must be an integer, {\"shortest_edge\": n} or a square {\"height\", \"width\"}");
+}
+
+std::array<double, 3> triple(const nlohmann::json& v, const std::string& path, const char* key) {
+  if (!v.is_array() || v.size() != 3 || !v[0].is_number() || !v[1].is_number() || !v[2].is_number())
+    bt::fail(path, ": \"", key, "\" must be a list of 3 numbers");
+  return {v[0].get<double>(), v[1].get<double>(), v[2].get<double>()};
+}
+
+}  // namespace
+
+ImageProcessorConfig read_preprocessor_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) bt::fail(path, ": cannot open");
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) bt::fail(path, ": not a JSON object");
+  ImageProcessorConfig c;
+  if (j.contains("size")) c.shortest_edge = c.crop_size = edge(j["size"], path, "size");
+  if (j.contains("crop_size") && !j["crop_size"].is_null()) c.crop_size = edge(j["crop_size"], path, "crop_size");
+  if (j.contains("image_mean")) c.mean = triple(j["image_mean"], path, "image_mean");
+  if (j.contains("image_std")) c.std = triple(j["image_std"], path, "image_std");
+  if (j.contains("do_center_crop") && j["do_center_crop"].is_boolean()) c.center_crop = j["do_center_crop"].get<bool>();
+  if (j.contains("do_normalize") && j["do_normalize"].is_boolean()) c.normalize = j["do_normalize"].get<bool>();
+  return c;
+}
+
+void check_preprocessor_matches(const ImageProcessorConfig& c, int image_size, const std::string& path) {
+  const ImageProcessorConfig ours;
+  auto close = [](const std::array<double, 3>& a, const std::array<double, 3>& b) {
+    for (int k = 0; k < 3; ++k)
+      if (std::abs(a[k] - b[k]) > 1e-6) return false;
+    return true;
+  };
+  if (c.shortest_edge != image_size || c.crop_size != image_size || !c.center_crop)
+    bt::fail(path, ": resizes to ", c.shortest_edge, " and crops to ", c.crop_size, (c.center_crop ? "" : " (no crop)"),
+             ", but the model's vision image_size is ", image_size,
+             "; bridgetune resizes the shortest edge to image_size and center-crops it (fix the file or config.json)");
+  if (!c.normalize || !close(c.mean, ours.mean) || !close(c.std, ours.std))
+    bt::fail(path, ": image_mean/image_std differ from CLIP's, the only normalisation bridgetune's transform runs");
+}
+
+void write_preprocessor_config(const std::string& path, int image_size) {
+  const ImageProcessorConfig c;
+  nlohmann::json j = {{"image_processor_type", "BridgeTowerImageProcessor"},
+                      {"do_resize", true},
+                      {"size", {{"shortest_edge", image_size}}},
+                      {"size_divisor", 32},
+                      {"resample", 3},
+                      {"do_rescale", true},
+                      {"rescale_factor", 1.0 / 255},
+                      {"do_normalize", true},
+                      {"image_mean", c.mean},
+                      {"image_std", c.std},
+                      {"do_center_crop", true},
+                      {"crop_size", {{"height", image_size}, {"width", image_size}}},
+                      {"do_pad", true}};
+  std::string s = j.dump(2) + "\n";
+  st::write_file_atomic(path, {s});
+}
+
+}  // namespace bt::model
