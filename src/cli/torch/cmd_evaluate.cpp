@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/command.h"
+#include "cli/hub_flags.h"
 #include "train/evaluate_run.h"
 
 namespace {
@@ -21,9 +22,12 @@ void print_table(const bt::train::EvalMetrics& m, const std::string& out) {
 bt::cli::Registrar reg("evaluate", "Score a checkpoint: contest matching accuracy or image-text retrieval", 25,
                        [](CLI::App& app) {
   auto o = std::make_shared<bt::train::EvaluateOptions>();
+  auto hub = std::make_shared<bt::cli::HubFlags>();
   app.add_option("--model_name_or_path", o->model_name_or_path,
-                 "Checkpoint folder (config.json, weights, tokenizer files), e.g. a train --output_dir")
+                 "Checkpoint folder (config.json, weights, tokenizer files; e.g. a train --output_dir) or a hub id "
+                 "(org/name) in the local HF cache")
       ->required();
+  bt::cli::add_hub_flags(app, &hub->revision, &hub->cache_dir);
   app.add_option("--validation_file", o->data,
                  "matching: JSONL with image, caption_choices, label (A-E or 0-based); retrieval: captions "
                  "file/folder or tar shards. Image paths are relative to the file's folder")
@@ -42,7 +46,10 @@ bt::cli::Registrar reg("evaluate", "Score a checkpoint: contest matching accurac
       ->capture_default_str();
   app.add_option("--device", o->device, "cpu | cuda")->capture_default_str();
   app.add_flag("--bf16", o->bf16, "bf16 autocast");
-  app.callback([o] { print_table(bt::train::run_evaluate(*o), o->output_dir); });
+  app.callback([o, hub] {
+    o->model_name_or_path = hub->resolve(o->model_name_or_path);
+    print_table(bt::train::run_evaluate(*o), o->output_dir);
+  });
 });
 
 }  // namespace

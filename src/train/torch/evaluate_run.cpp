@@ -162,7 +162,9 @@ EvalMetrics run_evaluate(const EvaluateOptions& o) {
   eo.batch_size = o.per_device_eval_batch_size;
   eo.num_workers = o.dataloader_num_workers;
   eo.image_size = m->config().vision.image_size;
-  eo.max_seq_length = o.max_seq_length;
+  // Longer captions are cut to what the position embeddings hold (RoBERTa: positions start after the padding id).
+  const auto& text_cfg = m->config().text;
+  eo.max_seq_length = std::min(o.max_seq_length, text_cfg.max_position_embeddings - text_cfg.pad_token_id - 1);
   eo.on_bad_sample = o.on_bad_sample == "skip" ? loader::OnBadSample::kSkip : loader::OnBadSample::kError;
   eo.device = device;
   eo.bf16 = o.bf16;
