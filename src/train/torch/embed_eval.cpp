@@ -212,4 +212,19 @@ MatchingEval evaluate_matching(model::BridgeTowerForContrastiveLearning& model, 
   return r;
 }
 
+HeldOutScores held_out_scores(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
+                              const std::string& synth_dir, const EmbedOptions& o) {
+  HeldOutScores h;
+  const std::string file = synth_dir + "/matching.jsonl";
+  const MatchingEval m = evaluate_matching(model, tok, matching_set_of(data::read_matching_file(file), file, synth_dir), o);
+  h.matching_accuracy = m.scores.accuracy;
+  for (const MatchingAnswer& a : m.answers) h.matching_chance += 1.0 / double(a.scores.size());
+  if (!m.answers.empty()) h.matching_chance /= double(m.answers.size());
+  std::shared_ptr<const data::Dataset> pairs(data::open_dataset(synth_dir));
+  const RetrievalEval r = evaluate_retrieval(model, tok, pairs, o);
+  h.retrieval = r.scores;
+  h.images = r.images;
+  return h;
+}
+
 }  // namespace bt::train

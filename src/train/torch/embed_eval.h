@@ -73,4 +73,14 @@ MatchingEval evaluate_matching(model::BridgeTowerForContrastiveLearning& model, 
 MatchingSet matching_set_of(const data::ParsedMatching& parsed, const std::string& name, const std::string& folder,
                             std::vector<size_t>* item_of_row = nullptr);
 
+// The held-out scores the built-in demo prints before and after training: matching accuracy on
+// DIR/matching.jsonl and retrieval on DIR's captions (a folder written by data::write_synth).
+struct HeldOutScores {
+  double matching_accuracy = 0, matching_chance = 0;
+  RetrievalScores retrieval;
+  int64_t images = 0;
+};
+HeldOutScores held_out_scores(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
+                              const std::string& synth_dir, const EmbedOptions& o);
+
 }  // namespace bt::train
