@@ -14,13 +14,9 @@
 #include "cli/loader_flags.h"
 #include "common/error.h"
 #include "data/captions_dataset.h"
-#include "data/tar_dataset.h"
-#if __has_include("parquet/parquet_dataset.h")
-#include "parquet/parquet_dataset.h"
-#define BT_BENCH_HAVE_PARQUET 1
-#endif
 #include "loader/loader.h"
 #include "loader/stream_loader.h"
+#include "source/source.h"
 
 namespace bt::cli {
 namespace {
@@ -46,36 +42,16 @@ struct Run {
   loader::LoaderStats stats;
 };
 
-std::shared_ptr<const data::Dataset> open_source(BenchArgs& a) {  // parquet: sets a's locality order
-  data::CaptionsOptions co;
-  co.image_column = a.opt.image_column;
-  co.caption_column = a.opt.caption_column;
-  co.on_bad_row = a.opt.on_bad_sample == loader::OnBadSample::kSkip ? data::OnBad::kSkip : data::OnBad::kError;
-  switch (data::classify_source(a.data)) {
-    case data::SourceKind::kCaptions:
-      return data::open_dataset(a.data, co);
-    case data::SourceKind::kShards: {  // indexed once, then read at random like the other sources
-      if (a.stream) return nullptr;
-      data::ShardOptions so;
-      so.caption_column = a.opt.caption_column;
-      so.on_bad = co.on_bad_row;
-      return data::open_tar_dataset(a.data, so);
-    }
-    case data::SourceKind::kParquet: {
-#ifdef BT_BENCH_HAVE_PARQUET
-      parquet::ParquetDatasetOptions po;
-      po.image_column = a.opt.image_column;
-      po.caption_column = a.opt.caption_column;
-      auto pq = std::make_shared<parquet::ParquetDataset>(std::vector<std::string>{a.data}, po);
-      // Shuffle row groups, then rows within a window of groups, so each decoded page serves all its rows.
-      a.opt.sampler.shuffle_window_groups = pq->prepare_locality_order(a.window_groups, a.opt.sampler.row_group_ends);
-      return pq;
-#else
-      fail("--data ", a.data, ": this build has no parquet reader");
-#endif
-    }
-  }
-  fail("--data ", a.data, ": unknown source kind");
+std::shared_ptr<const data::Dataset> open_source(BenchArgs& a) {  // sets a's epoch order (parquet locality)
+  if (a.stream) return nullptr;  // --stream reads the shards itself (run_once)
+  source::SourceOptions so;
+  so.image_column = a.opt.image_column;
+  so.caption_column = a.opt.caption_column;
+  so.on_bad = a.opt.on_bad_sample == loader::OnBadSample::kSkip ? data::OnBad::kSkip : data::OnBad::kError;
+  so.shuffle_window_row_groups = a.window_groups;
+  source::Source src = source::open_source(a.data, so);
+  src.apply_order(a.opt.sampler);
+  return src.dataset;
 }
 
 // Times one loader (Loader or StreamLoader: both have start_epoch / next / stats).

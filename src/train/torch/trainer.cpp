@@ -11,15 +11,14 @@
 #include <thread>
 
 #include "common/error.h"
-#include "data/captions_dataset.h"
 #include "data/synth.h"
 #include "dist/env.h"
 #include "dist/gather.h"
 #include "dist/grad_sync.h"
 #include "dist/process_group.h"
-#include "parquet/parquet_dataset.h"
 #include "loader/loader.h"
 #include "model/bridgetower.h"
+#include "source/source.h"
 #include "text/tokenizer.h"
 #include "text/train_bpe.h"
 #include "train/checkpoint_dir.h"
@@ -177,23 +176,20 @@ loader::LoaderOptions loader_options(const TrainOptions& o, int image_size, int 
 // Captions file/folder, WebDataset tar shards (path, glob or brace pattern) or HF parquet (file, folder, glob).
 // A training parquet set also gets its locality order (row groups shuffled, then rows within windows of groups),
 // returned through `sampler` for the train loader's SamplerOptions.
+// Train and validation sets through the one source factory; the training set gets its epoch order (parquet's
+// row-group windows), the validation set is read as opened.
 std::shared_ptr<const data::Dataset> open_data(const std::string& path, const TrainOptions& o, const char* flag,
                                                loader::SamplerOptions* sampler = nullptr) {
-  const data::SourceKind kind = data::classify_source(path);
-  if (kind == data::SourceKind::kParquet) {
-    parquet::ParquetDatasetOptions po;
-    po.image_column = o.image_column;
-    po.caption_column = o.caption_column;
-    auto pq = std::make_shared<parquet::ParquetDataset>(std::vector<std::string>{path}, po);
-    if (sampler) sampler->shuffle_window_groups = pq->prepare_locality_order(o.shuffle_window_row_groups, sampler->row_group_ends);
-    return pq;
-  }
-  if (kind == data::SourceKind::kCaptions && !fs::exists(path)) fail(flag, " ", path, ": no such file or folder");
-  data::CaptionsOptions co;
-  co.image_column = o.image_column;
-  co.caption_column = o.caption_column;
-  co.on_bad_row = o.on_bad_sample == "skip" ? data::OnBad::kSkip : data::OnBad::kError;
-  return std::shared_ptr<const data::Dataset>(data::open_dataset(path, co));
+  source::SourceOptions so;
+  so.image_column = o.image_column;
+  so.caption_column = o.caption_column;
+  so.on_bad = o.on_bad_sample == "skip" ? data::OnBad::kSkip : data::OnBad::kError;
+  so.shuffle_window_row_groups = o.shuffle_window_row_groups;
+  so.locality_order = sampler != nullptr;
+  so.flag = flag;
+  source::Source src = source::open_source(path, so);
+  if (sampler) src.apply_order(*sampler);
+  return src.dataset;
 }
 
 void say_early(bool talk, const std::string& line) {
