@@ -51,8 +51,11 @@ void hash_pixels(Fnv& f, const Batch& b) {
 
 void hash_decoded(Fnv& f, const DecodedBatch& d) {
   for (const DecodedSample& s : d.samples) {
-    for (int v : {s.width, s.height, s.orig_w, s.orig_h, s.dec_w, s.dec_h, s.scale_num, s.top, s.left, s.crop_h,
-                  s.crop_w, int(s.train), int(s.flip), int(s.cropped)})
+    const media::TransformPlan& p = s.plan;
+    // Train samples' rect; eval samples recorded zeros (they had no rect then).
+    const media::CropRect c = p.train ? p.crop : media::CropRect{0, 0, 0, 0};
+    for (int v : {s.width, s.height, p.orig_w, p.orig_h, p.dec_w, p.dec_h, p.scale_num, c.top, c.left, c.height,
+                  c.width, int(p.train), int(p.flip), int(s.cropped)})
       f.u64(static_cast<uint64_t>(v));
     f.bytes(d.packed.data() + s.offset, static_cast<size_t>(s.width) * static_cast<size_t>(s.height) * 3);
   }
