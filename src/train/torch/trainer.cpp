@@ -16,6 +16,7 @@
 #include "dist/gather.h"
 #include "dist/grad_sync.h"
 #include "dist/process_group.h"
+#include "loader/global_order.h"
 #include "loader/loader.h"
 #include "model/bridgetower.h"
 #include "source/source.h"
@@ -30,7 +31,6 @@
 #include "train/torch/batch_source.h"
 #include "train/torch/checkpoint.h"
 #include "train/torch/evaluate.h"
-#include "train/torch/global_order.h"
 #include "train/torch/gpu_media.h"
 #include "train/torch/optim.h"
 
@@ -332,11 +332,11 @@ TrainSummary run_train(const TrainOptions& o) {
   loader::LoaderOptions train_lo = loader_options(o, image_size, B, true);
   train_lo.sampler.row_group_ends = train_locality.row_group_ends;
   train_lo.sampler.shuffle_window_groups = train_locality.shuffle_window_groups;
-  std::shared_ptr<GlobalOrderView> global_view;
+  std::shared_ptr<loader::GlobalOrderView> global_view;
   if (o.world_size > 1 && train_lo.sampler.dedupe_images_in_batch) {
     loader::SamplerOptions g = train_lo.sampler;
     g.batch_size = static_cast<size_t>(B) * static_cast<size_t>(o.world_size);
-    global_view = std::make_shared<GlobalOrderView>(train_ds, g);
+    global_view = std::make_shared<loader::GlobalOrderView>(train_ds, g);
     train_lo.sampler.shuffle = false;  // the view is already in (locality-)shuffled, deduplicated global order
     train_lo.sampler.dedupe_images_in_batch = false;
     train_lo.sampler.row_group_ends.clear();
