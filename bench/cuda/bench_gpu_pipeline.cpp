@@ -3,7 +3,7 @@
 //        fp32 NCHW in host memory (what the CPU loader hands the trainer);
 //   gpu: T threads only DCT-scale-decode into one pinned buffer; BatchResize does resize + crop + flip +
 //        normalise to bf16 on the device (upload included, ends with the batch on the GPU).
-// Each image is processed exactly as the CPU path would (same geometry, cuda/resize_plan.h *_dct), so the
+// Each image is processed exactly as the CPU path would (same geometry: media/plan.h through cuda::spec_of), so the
 // GPU variant is the same work minus the resampling on the host. One JSON line per (path, threads).
 //
 //   bench_gpu_pipeline --data DIR [--threads 1,2,8,16] [--batch 48] [--size 294] [--batches 20] [--mode train|eval]
@@ -25,7 +25,7 @@
 #include "common/error.h"
 #include "cuda/batch_resize.h"
 #include "media/decode.h"
-#include "media/random_crop.h"
+#include "media/plan.h"
 #include "media/transform.h"
 
 using namespace bt;
@@ -39,17 +39,6 @@ struct Args {
   int batch = 48, size = 294, batches = 20;
   bool train = true;
 };
-
-// transform.cpp's DCT scale choice (largest reduction keeping the region >= size on both sides).
-int dct_scale(int w, int h, double rw, double rh, int size) {
-  int best = 8;
-  for (int k = 7; k >= 1; --k) {
-    const double sx = double(media::jpeg_scaled(w, k)) / w, sy = double(media::jpeg_scaled(h, k)) / h;
-    if (rw * sx >= size && rh * sy >= size) best = k;
-    else break;
-  }
-  return best;
-}
 
 template <class F>
 void parallel(int threads, int n, F&& f) {  // f(thread, item) over items [0, n)
@@ -125,9 +114,7 @@ int main(int argc, char** argv) try {
     std::vector<media::ImageU8> dec(T);
     std::vector<cuda::SampleSpec> specs(B);
     std::vector<uint64_t> offsets(B);
-    std::vector<int> scales(B);
-    std::vector<media::CropRect> rects(B);
-    std::vector<char> flips(B);
+    std::vector<media::TransformPlan> plans(B);
     cuda::DeviceBuffer out(size_t(B) * 3 * S * S * 2);
     double host_s = 0;
     const auto t0 = Clock::now();
@@ -137,20 +124,10 @@ int main(int argc, char** argv) try {
       size_t total = 0;
       for (int i = 0; i < B; ++i) {
         const size_t idx = (size_t(b) * B + i) % files.size();
-        const media::ImageInfo info = media::probe_image(files[idx], spec.max_image_pixels);
-        rects[i] = media::CropRect{0, 0, info.height, info.width};
-        flips[i] = 0;
-        if (a.train) {
-          media::SampleRng rng(idx + 1);
-          rects[i] = media::random_resized_crop_params(info.width, info.height, spec.scale_min, spec.scale_max,
-                                                       spec.ratio_min, spec.ratio_max, rng);
-          flips[i] = rng.uniform() < spec.hflip_p;
-        }
-        scales[i] = dct_scale(info.width, info.height, rects[i].width, rects[i].height, S);
-        const int dw = media::jpeg_scaled(info.width, scales[i]), dh = media::jpeg_scaled(info.height, scales[i]);
-        specs[i] = a.train ? cuda::train_spec_dct(info.width, info.height, dw, dh, scales[i], rects[i].top,
-                                                  rects[i].left, rects[i].height, rects[i].width, flips[i], S)
-                           : cuda::eval_spec_dct(info.width, info.height, dw, dh, scales[i], S);
+        // The media plan the CPU path follows (train crops drawn from seed idx + 1).
+        plans[i] = media::plan_transform(media::probe_image(files[idx], spec.max_image_pixels), spec, idx + 1);
+        specs[i] = cuda::spec_of(plans[i]);
+        const int dw = plans[i].dec_w, dh = plans[i].dec_h;
         offsets[i] = total;
         total += size_t(dw) * dh * 3;
       }
@@ -158,7 +135,7 @@ int main(int argc, char** argv) try {
       uint8_t* dst = pinned.reserve(total);
       parallel(T, B, [&](int t, int i) {
         const size_t idx = (size_t(b) * B + i) % files.size();
-        media::decode_rgb8(files[idx], spec.max_image_pixels, dec[t], scales[i]);
+        media::decode_rgb8(files[idx], spec.max_image_pixels, dec[t], plans[i].scale_num);
         std::memcpy(dst + offsets[i], dec[t].pixels.data(), size_t(dec[t].width) * dec[t].height * 3);
       });
       k.Setup(specs, offsets, total, S, cuda::OutputType::kBFloat16);

@@ -91,7 +91,7 @@ int main(int argc, char** argv) try {
           const int s = (b + 2) % 2;  // two pinned buffers: fill one while the other uploads
           auto& k = g->k;
           k[s].Synchronize();  // its previous batch (two back) no longer reads pinned[s]
-          cuda::specs_of(batch->decoded, S, specs, offs);
+          cuda::specs_of(batch->decoded.samples, specs, offs);
           k[s].Setup(specs, offs, batch->decoded.bytes, S, cuda::OutputType::kBFloat16);
           uint8_t* host = g->pinned[s].reserve(std::max<size_t>(batch->decoded.bytes, 1));
           std::memcpy(host, batch->decoded.packed.data(), batch->decoded.bytes);

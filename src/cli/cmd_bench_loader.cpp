@@ -15,13 +15,8 @@
 #include "common/error.h"
 #include "common/terminal.h"
 #include "data/captions_dataset.h"
-#include "data/tar_dataset.h"
-#if __has_include("parquet/parquet_dataset.h")
-#include "parquet/parquet_dataset.h"
-#define BT_BENCH_HAVE_PARQUET 1
-#endif
 #include "loader/loader.h"
-#include "loader/stream_loader.h"
+#include "source/source.h"
 
 namespace bt::cli {
 namespace {
@@ -33,7 +28,6 @@ struct BenchArgs {
   size_t samples = 1024;
   int repeats = 3;
   bool json = false;
-  bool stream = false;
   std::string transform = "eval";
   int window_groups = -1;  // parquet locality shuffle: -1 auto, 0 fully random
   loader::LoaderOptions opt;
@@ -47,43 +41,20 @@ struct Run {
   loader::LoaderStats stats;
 };
 
-std::shared_ptr<const data::Dataset> open_source(BenchArgs& a) {  // parquet: sets a's locality order
-  data::CaptionsOptions co;
-  co.image_column = a.opt.image_column;
-  co.caption_column = a.opt.caption_column;
-  co.on_bad_row = a.opt.on_bad_sample == loader::OnBadSample::kSkip ? data::OnBad::kSkip : data::OnBad::kError;
-  co.max_image_bytes = a.opt.max_image_bytes;
-  switch (data::classify_source(a.data)) {
-    case data::SourceKind::kCaptions:
-      return data::open_dataset(a.data, co);
-    case data::SourceKind::kShards: {  // indexed once, then read at random like the other sources
-      if (a.stream) return nullptr;
-      data::ShardOptions so;
-      so.caption_column = a.opt.caption_column;
-      so.on_bad = co.on_bad_row;
-      so.max_member_bytes = co.max_image_bytes;
-      return data::open_tar_dataset(a.data, so);
-    }
-    case data::SourceKind::kParquet: {
-#ifdef BT_BENCH_HAVE_PARQUET
-      parquet::ParquetDatasetOptions po;
-      po.image_column = a.opt.image_column;
-      po.caption_column = a.opt.caption_column;
-      auto pq = std::make_shared<parquet::ParquetDataset>(std::vector<std::string>{a.data}, po);
-      // Shuffle row groups, then rows within a window of groups, so each decoded page serves all its rows.
-      a.opt.sampler.shuffle_window_groups = pq->prepare_locality_order(a.window_groups, a.opt.sampler.row_group_ends);
-      return pq;
-#else
-      fail("--data ", a.data, ": this build has no parquet reader");
-#endif
-    }
-  }
-  fail("--data ", a.data, ": unknown source kind");
+std::shared_ptr<const data::Dataset> open_source(BenchArgs& a) {  // sets a's epoch order (parquet locality)
+  source::SourceOptions so;
+  so.image_column = a.opt.image_column;
+  so.caption_column = a.opt.caption_column;
+  so.on_bad = a.opt.on_bad_sample == loader::OnBadSample::kSkip ? data::OnBad::kSkip : data::OnBad::kError;
+  so.shuffle_window_row_groups = a.window_groups;
+  so.max_image_bytes = a.opt.max_image_bytes;
+  source::Source src = source::open_source(a.data, so);
+  src.apply_order(a.opt.sampler);
+  return src.dataset;
 }
 
-// Times one loader (Loader or StreamLoader: both have start_epoch / next / stats).
-template <class L>
-Run time_loader(L& l, const BenchArgs& a, int workers, uint64_t epoch) {
+// Times one loader.
+Run time_loader(loader::Loader& l, const BenchArgs& a, int workers, uint64_t epoch) {
   using Clock = std::chrono::steady_clock;
   l.start_epoch(epoch);
   auto next = [&]() {  // wraps around epochs so --samples may exceed the dataset
@@ -121,14 +92,6 @@ Run run_once(std::shared_ptr<const data::Dataset> ds, const BenchArgs& a, int wo
   loader::LoaderOptions o = a.opt;
   o.num_workers = workers;
   o.batch_size = a.batch;
-  if (!ds) {  // --stream over tar shards
-    data::ShardOptions so;
-    so.caption_column = a.opt.caption_column;
-    so.on_bad = a.opt.on_bad_sample == loader::OnBadSample::kSkip ? data::OnBad::kSkip : data::OnBad::kError;
-    so.max_member_bytes = a.opt.max_image_bytes;
-    loader::StreamLoader l(data::expand_shard_pattern(a.data), so, o);
-    return time_loader(l, a, workers, epoch);
-  }
   loader::Loader l(ds, o);
   return time_loader(l, a, workers, epoch);
 }
@@ -146,8 +109,6 @@ void bench(const BenchArgs& a_in) {
   if (a.batch < 1) fail("--batch must be >= 1");
   if (a.transform == "train") a.opt.transform.mode = media::TransformMode::kTrain;
   else if (a.transform != "eval") fail("--transform: expected eval or train, got '", a.transform, "'");
-  if (a.stream && data::classify_source(a.data) != data::SourceKind::kShards)
-    fail("--stream works with tar shards only (got --data ", a.data, ")");
   if (a.window_groups < -1) fail("--shuffle_window_row_groups must be >= 0 (got ", a.window_groups, ")");
   auto ds = open_source(a);
   std::vector<std::vector<Run>> runs(a.workers.size());
@@ -155,8 +116,8 @@ void bench(const BenchArgs& a_in) {
     for (size_t i = 0; i < a.workers.size(); ++i) runs[i].push_back(run_once(ds, a, a.workers[i], rep));
 
   if (!a.json) {
-    std::printf("bench-loader: %s, %zu rows (0: streamed), batch %d, image_size %d, %zu samples x %d repeats, cache %zu MB\n",
-                a.data.c_str(), ds ? ds->size() : size_t{0}, a.batch, a.opt.transform.image_size, a.samples, a.repeats,
+    std::printf("bench-loader: %s, %zu rows, batch %d, image_size %d, %zu samples x %d repeats, cache %zu MB\n",
+                a.data.c_str(), ds->size(), a.batch, a.opt.transform.image_size, a.samples, a.repeats,
                 a.opt.transform.mode == media::TransformMode::kEval ? a.opt.decoded_cache_mb : size_t{0});
     std::printf("| workers | samples/s (median) | min..max | read ms | decode ms | transform ms | normalize ms |"
                 " wait ms/batch | cache hit |\n|---|---|---|---|---|---|---|---|---|\n");
@@ -215,8 +176,6 @@ const Registrar reg("bench-loader", "loader throughput (samples/s) per worker co
                       app.add_option("--transform", a->transform, "eval (resize+center crop) or train (random)")
                           ->capture_default_str();
                       app.add_flag("--json", a->json, "one JSON object per line per worker count");
-                      app.add_flag("--stream", a->stream,
-                                   "read tar shards as a stream (shuffle buffer) instead of indexing them");
                       app.add_option("--shuffle_window_row_groups", a->window_groups,
                                      "parquet: shuffle row groups, then rows within windows of this many groups "
                                      "(capped so a window fits half the page cache); 0: fully random; -1: auto (8)")

@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "cuda/pixel_math.h"
+#include "media/plan.h"
 #include "media/resample_coeffs.h"
 #include "media/transform.h"
 
@@ -71,26 +72,24 @@ SampleSpec eval_spec(int width, int height, int image_size) {
   return sp;
 }
 
-SampleSpec eval_spec_dct(int W, int H, int dec_w, int dec_h, int scale_num, int image_size) {
-  if (scale_num < 1 || scale_num > 8) fail("cuda eval_spec_dct: scale ", scale_num, "/8 is not a DCT scale");
-  SampleSpec sp = eval_spec(W, H, image_size);  // output geometry from the original size
-  sp.width = dec_w;
-  sp.height = dec_h;
-  // A DCT-scaled image covers W * scale/8 pixels' worth of the original (its last pixel is partial).
-  sp.x.src_extent = dec_w;
-  sp.x.box1 = std::min<double>(W * scale_num / 8.0, dec_w);
-  sp.y.src_extent = dec_h;
-  sp.y.box1 = std::min<double>(H * scale_num / 8.0, dec_h);
+SampleSpec spec_of(const media::TransformPlan& p, bool cropped) {
+  auto axis = [](const media::PlanAxis& a) {
+    return AxisSpec{a.src_begin, a.src_extent, a.box0, a.box1, a.out_full, a.out_begin};
+  };
+  SampleSpec sp;
+  sp.width = p.dec_w;
+  sp.height = p.dec_h;
+  sp.x = axis(p.x);
+  sp.y = axis(p.y);
+  sp.flip = p.flip;
+  if (cropped) {  // only the crop rect was packed: resampling all of it is the same crop() + resize()
+    if (p.x.src_begin != p.crop.left || p.x.src_extent != p.crop.width || p.y.src_begin != p.crop.top ||
+        p.y.src_extent != p.crop.height)
+      fail("cuda spec_of: a cropped sample's plan does not resample its crop rect");
+    sp.width = p.crop.width, sp.height = p.crop.height;
+    sp.x.src_begin = sp.y.src_begin = 0;
+  }
   return sp;
-}
-
-SampleSpec train_spec_dct(int W, int H, int dec_w, int dec_h, int scale_num, int top, int left, int crop_h,
-                          int crop_w, bool flip, int image_size) {
-  if (scale_num < 1 || scale_num > 8) fail("cuda train_spec_dct: scale ", scale_num, "/8 is not a DCT scale");
-  if (scale_num == 8) return crop_spec(dec_w, dec_h, top, left, crop_h, crop_w, image_size, flip);
-  const double s = scale_num / 8.0;
-  return box_spec(dec_w, dec_h, left * s, top * s, std::min<double>((left + crop_w) * s, dec_w),
-                  std::min<double>((top + crop_h) * s, dec_h), image_size, flip);
 }
 
 SampleSpec crop_spec(int width, int height, int top, int left, int crop_h, int crop_w, int image_size, bool flip) {

@@ -14,6 +14,10 @@
 #include <cstdint>
 #include <vector>
 
+namespace bt::media {
+struct TransformPlan;  // media/plan.h (C++20; this header is also compiled by nvcc as C++17)
+}
+
 namespace bt::cuda {
 
 enum class OutputType { kFloat32, kBFloat16 };
@@ -40,12 +44,9 @@ SampleSpec eval_spec(int width, int height, int image_size);
 // Sizes are those of the DECODED image (after any DCT-domain downscale), as for the other specs.
 SampleSpec crop_spec(int width, int height, int top, int left, int crop_h, int crop_w, int image_size,
                      bool flip);
-// The exact geometry of media::transform_to_u8 when the JPEG of original size W x H was decoded at DCT
-// scale scale_num/8 to dec_w x dec_h (scale_num 8 = full size; then these equal eval_spec / crop_spec).
-// The crop rect is in ORIGINAL pixels, as random_resized_crop_params draws it.
-SampleSpec eval_spec_dct(int W, int H, int dec_w, int dec_h, int scale_num, int image_size);
-SampleSpec train_spec_dct(int W, int H, int dec_w, int dec_h, int scale_num, int top, int left, int crop_h,
-                          int crop_w, bool flip, int image_size);
+// The exact geometry of media::transform_to_u8: the sample's media plan (media/plan.h) as a kernel spec over
+// its decoded image, or with `cropped` over just the plan's crop rect (a loader packed only those pixels).
+SampleSpec spec_of(const media::TransformPlan& plan, bool cropped = false);
 // Pillow's Image.resize(size, box=(x0, y0, x1, y1)) of the whole image with a float box.
 SampleSpec box_spec(int width, int height, double x0, double y0, double x1, double y1, int image_size,
                     bool flip);

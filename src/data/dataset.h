@@ -1,6 +1,6 @@
-// A Dataset is a random-access table of (image, caption) rows: image folder + JSONL/CSV, parquet, and the
-// in-memory synthetic set all implement it. Streaming sources (WebDataset tar shards) are read through
-// data/shard_stream.h instead, because they cannot be indexed without reading everything.
+// A Dataset is a random-access table of (image, caption) rows: image folder + JSONL/CSV, WebDataset tar shards
+// (indexed once, data/tar_dataset.h), parquet, and the in-memory synthetic set all implement it. source/source.h
+// opens the right one from a path.
 //
 // Contract:
 //  - size(), caption(), image_key() and describe() are cheap and safe to call from any thread.

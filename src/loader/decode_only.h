@@ -1,6 +1,6 @@
-// The per-sample work of the loader's decode-only mode with bt::media: probe, draw the train crop from the
-// sample seed exactly as media::transform_to_u8 does, decode at the same DCT scale, and copy out the pixels
-// the device resamples (the crop rect for full-scale train samples, else the whole decoded image).
+// The per-sample work of the loader's decode-only mode with bt::media: probe, plan (media/plan.h, the same
+// plan media::transform_to_u8 follows), decode at the plan's DCT scale, and copy out the pixels the device
+// resamples (the crop rect for full-scale train samples, else the whole decoded image).
 #pragma once
 #include <cstdint>
 #include <span>

@@ -150,7 +150,6 @@ void Loader::start_epoch(uint64_t epoch, size_t start_sample) {
       *s = Slot{};
     }
     epoch_ = epoch;
-    row_offset_ = next_row_offset_;
     rows_ = std::move(rows);
     start_ = start_sample;
     num_batches_ = (rows_.size() - start_ + B - 1) / B;
@@ -230,7 +229,7 @@ bool Loader::try_sample(Worker& w, size_t row, uint8_t* u8, float* f32, BatchTim
   t.read_s += since(t0);
   try {
     media::TransformTiming tt;
-    const uint64_t seed = sample_seed(opt_.sampler.seed, epoch_, row + row_offset_);
+    const uint64_t seed = sample_seed(opt_.sampler.seed, epoch_, row);
     if (decoded_into) {
       w.tf->decode_only(w.bytes, opt_.transform, seed, decoded_into->decoded.samples[j],
                         decoded_into->decoded.staging[j], &tt);

@@ -90,9 +90,6 @@ class Loader {
   BatchPtr next();
 
   size_t batches_per_epoch() const;  // from position 0
-  // Augmentation seeds use row + offset (StreamLoader numbers its in-memory chunks' rows globally).
-  // Takes effect at the next start_epoch().
-  void set_row_offset(uint64_t offset) { next_row_offset_ = offset; }
   const Sampler& sampler() const { return sampler_; }
   const LoaderOptions& options() const { return opt_; }
   LoaderStats stats() const;
@@ -131,7 +128,6 @@ class Loader {
   size_t start_ = 0;
   size_t num_batches_ = 0;
   bool started_ = false;
-  uint64_t row_offset_ = 0, next_row_offset_ = 0;
   std::string failed_;  // set once a batch failed: next() keeps throwing it
 
   // Shared state, guarded by mu_.

@@ -192,11 +192,13 @@ ImageInfo probe_image(std::span<const uint8_t> b, uint64_t max_pixels) {
   return info;
 }
 
-int choose_jpeg_scale(int width, int height, double need_w, double need_h) {
+int choose_jpeg_scale(int width, int height, double region_w, double region_h, int size) {
   int n = 8;
   // TurboJPEG offers every k/8 for k = 1..8 below full size (tjGetScalingFactors lists them).
   for (int k = 7; k >= 1; --k) {
-    if (jpeg_scaled(width, k) >= need_w && jpeg_scaled(height, k) >= need_h)
+    const double sx = static_cast<double>(jpeg_scaled(width, k)) / width;
+    const double sy = static_cast<double>(jpeg_scaled(height, k)) / height;
+    if (region_w * sx >= size && region_h * sy >= size)
       n = k;
     else
       break;

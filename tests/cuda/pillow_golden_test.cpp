@@ -11,7 +11,7 @@
 #include "batch_fixture.h"
 #include "cuda/resize_ref.h"
 #include "media/decode.h"
-#include "media/random_crop.h"
+#include "media/plan.h"
 #include "media/resize.h"
 #include "media/transform.h"
 
@@ -78,21 +78,8 @@ std::vector<uint8_t> read_file(const std::string& name) {
   return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
 }
 
-// transform.cpp's DCT scale choice: the largest reduction keeping the region >= size on both sides.
-int dct_scale(int w, int h, double rw, double rh, int size) {
-  int best = 8;
-  for (int k = 7; k >= 1; --k) {
-    const double sx = double(media::jpeg_scaled(w, k)) / w, sy = double(media::jpeg_scaled(h, k)) / h;
-    if (rw * sx >= size && rh * sy >= size)
-      best = k;
-    else
-      break;
-  }
-  return best;
-}
-
-// The loader's recipe for the GPU path: decode at the DCT scale the CPU path would use, describe the
-// sample with eval_spec_dct/train_spec_dct, resample. It must give transform_to_u8's bytes.
+// The loader's recipe for the GPU path: plan (media/plan.h), decode at the plan's DCT scale, describe the
+// sample with spec_of(plan), resample. It must give transform_to_u8's bytes.
 TEST(CudaPillowGolden, MatchesTheCpuTransformWithDctScaling) {
   auto scratch = media::make_scratch();
   int scaled = 0;
@@ -109,23 +96,13 @@ TEST(CudaPillowGolden, MatchesTheCpuTransformWithDctScaling) {
           std::vector<uint8_t> want(size_t(n) * n * 3), got(want.size());
           media::transform_to_u8(bytes, spec, seed, want.data(), *scratch);
 
-          const media::ImageInfo info = media::probe_image(bytes, spec.max_image_pixels);
-          const int W = info.width, H = info.height;
-          media::SampleRng rng(seed);
-          media::CropRect c{0, 0, H, W};
-          bool flip = false;
-          if (mode) {
-            c = media::random_resized_crop_params(W, H, spec.scale_min, spec.scale_max, spec.ratio_min,
-                                                  spec.ratio_max, rng);
-            flip = rng.uniform() < spec.hflip_p;
-          }
-          const int k = dct_scale(W, H, c.width, c.height, n);
+          const media::TransformPlan p = media::plan_transform(media::probe_image(bytes, spec.max_image_pixels),
+                                                               spec, seed);
+          const int k = p.scale_num;
           scaled += k < 8;
           media::ImageU8 dec;
           media::decode_rgb8(bytes, spec.max_image_pixels, dec, k);
-          const SampleSpec s = mode ? train_spec_dct(W, H, dec.width, dec.height, k, c.top, c.left, c.height, c.width,
-                                                     flip, n)
-                                    : eval_spec_dct(W, H, dec.width, dec.height, k, n);
+          const SampleSpec s = spec_of(p);
           const BatchPlan plan = make_plan({s}, {0}, dec.stride() * dec.height, n, OutputType::kFloat32);
           reference_sample_u8(plan, 0, dec.pixels.data(), got.data());
           EXPECT_EQ(got, want) << "DCT scale " << k << "/8";

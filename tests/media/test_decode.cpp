@@ -49,10 +49,12 @@ TEST(MediaDecode, DctScaledDecodeSize) {
 
 TEST(MediaDecode, ChooseJpegScale) {
   // 736x699 -> 288: 4/8 gives 368x350 (>= 288), 3/8 gives 276x263 (too small).
-  EXPECT_EQ(choose_jpeg_scale(736, 699, 288, 288), 4);
-  EXPECT_EQ(choose_jpeg_scale(2400, 1600, 288, 288), 2);
-  EXPECT_EQ(choose_jpeg_scale(200, 200, 288, 288), 8);  // never upscale in the DCT
-  EXPECT_EQ(choose_jpeg_scale(288, 288, 288, 288), 8);
+  EXPECT_EQ(choose_jpeg_scale(736, 699, 736, 699, 288), 4);
+  EXPECT_EQ(choose_jpeg_scale(2400, 1600, 2400, 1600, 288), 2);
+  EXPECT_EQ(choose_jpeg_scale(200, 200, 200, 200, 288), 8);  // never upscale in the DCT
+  EXPECT_EQ(choose_jpeg_scale(288, 288, 288, 288, 288), 8);
+  // A train crop: only the 1200x800 region must stay >= 288 (3/8: 450x300; 2/8 would give 300x200).
+  EXPECT_EQ(choose_jpeg_scale(2400, 1600, 1200, 800, 288), 3);
 }
 
 }  // namespace

@@ -85,7 +85,7 @@ void GpuMediaPipeline::submit(const loader::Batch& b) {
   Slot& s = *m.slots[m.next_slot];
   m.next_slot = (m.next_slot + 1) % m.slots.size();
   s.done.synchronize();  // its last kernel (a batch already taken) no longer reads the pinned buffer
-  cuda::specs_of(d, m.o.image_size, s.specs, s.offsets);
+  cuda::specs_of(d.samples, s.specs, s.offsets);
   const cuda::OutputType type = m.o.bf16 ? cuda::OutputType::kBFloat16 : cuda::OutputType::kFloat32;
   s.resize.Setup(s.specs, s.offsets, d.bytes, m.o.image_size, type);
   uint8_t* host = s.pinned.reserve(std::max<size_t>(d.bytes, 1));

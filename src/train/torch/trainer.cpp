@@ -11,17 +11,17 @@
 #include <thread>
 
 #include "common/error.h"
-#include "data/captions_dataset.h"
 #include "data/synth.h"
 #include "dist/env.h"
 #include "dist/gather.h"
 #include "dist/grad_sync.h"
 #include "dist/process_group.h"
 #include "hub/hub.h"
-#include "parquet/parquet_dataset.h"
+#include "loader/global_order.h"
 #include "loader/loader.h"
 #include "model/bridgetower.h"
 #include "model/preprocessor.h"
+#include "source/source.h"
 #include "text/tokenizer.h"
 #include "text/train_bpe.h"
 #include "train/checkpoint_dir.h"
@@ -34,7 +34,6 @@
 #include "train/torch/checkpoint.h"
 #include "train/torch/cuda_ops.h"
 #include "train/torch/evaluate.h"
-#include "train/torch/global_order.h"
 #include "train/torch/gpu_media.h"
 #include "train/torch/optim.h"
 
@@ -180,24 +179,21 @@ loader::LoaderOptions loader_options(const TrainOptions& o, int image_size, int 
 // Captions file/folder, WebDataset tar shards (path, glob or brace pattern) or HF parquet (file, folder, glob).
 // A training parquet set also gets its locality order (row groups shuffled, then rows within windows of groups),
 // returned through `sampler` for the train loader's SamplerOptions.
+// Train and validation sets through the one source factory; the training set gets its epoch order (parquet's
+// row-group windows), the validation set is read as opened.
 std::shared_ptr<const data::Dataset> open_data(const std::string& path, const TrainOptions& o, const char* flag,
                                                loader::SamplerOptions* sampler = nullptr) {
-  const data::SourceKind kind = data::classify_source(path);
-  if (kind == data::SourceKind::kParquet) {
-    parquet::ParquetDatasetOptions po;
-    po.image_column = o.image_column;
-    po.caption_column = o.caption_column;
-    auto pq = std::make_shared<parquet::ParquetDataset>(std::vector<std::string>{path}, po);
-    if (sampler) sampler->shuffle_window_groups = pq->prepare_locality_order(o.shuffle_window_row_groups, sampler->row_group_ends);
-    return pq;
-  }
-  if (kind == data::SourceKind::kCaptions && !fs::exists(path)) fail(flag, " ", path, ": no such file or folder");
-  data::CaptionsOptions co;
-  co.image_column = o.image_column;
-  co.caption_column = o.caption_column;
-  co.on_bad_row = o.on_bad_sample == "skip" ? data::OnBad::kSkip : data::OnBad::kError;
-  co.max_image_bytes = o.max_image_bytes;
-  return std::shared_ptr<const data::Dataset>(data::open_dataset(path, co));
+  source::SourceOptions so;
+  so.image_column = o.image_column;
+  so.caption_column = o.caption_column;
+  so.on_bad = o.on_bad_sample == "skip" ? data::OnBad::kSkip : data::OnBad::kError;
+  so.shuffle_window_row_groups = o.shuffle_window_row_groups;
+  so.max_image_bytes = o.max_image_bytes;
+  so.locality_order = sampler != nullptr;
+  so.flag = flag;
+  source::Source src = source::open_source(path, so);
+  if (sampler) src.apply_order(*sampler);
+  return src.dataset;
 }
 
 void say_early(bool talk, const std::string& line) {
@@ -350,11 +346,11 @@ TrainSummary run_train(const TrainOptions& options) {
   loader::LoaderOptions train_lo = loader_options(o, image_size, B, true);
   train_lo.sampler.row_group_ends = train_locality.row_group_ends;
   train_lo.sampler.shuffle_window_groups = train_locality.shuffle_window_groups;
-  std::shared_ptr<GlobalOrderView> global_view;
+  std::shared_ptr<loader::GlobalOrderView> global_view;
   if (o.world_size > 1 && train_lo.sampler.dedupe_images_in_batch) {
     loader::SamplerOptions g = train_lo.sampler;
     g.batch_size = static_cast<size_t>(B) * static_cast<size_t>(o.world_size);
-    global_view = std::make_shared<GlobalOrderView>(train_ds, g);
+    global_view = std::make_shared<loader::GlobalOrderView>(train_ds, g);
     train_lo.sampler.shuffle = false;  // the view is already in (locality-)shuffled, deduplicated global order
     train_lo.sampler.dedupe_images_in_batch = false;
     train_lo.sampler.row_group_ends.clear();

@@ -1,19 +1,19 @@
-#include "train/torch/global_order.h"
+#include "loader/global_order.h"
 
 #include "common/error.h"
 #include "loader/loader.h"
 
-namespace bt::train {
+namespace bt::loader {
 
 namespace {
-loader::SamplerOptions single_process(loader::SamplerOptions s) {
+SamplerOptions single_process(SamplerOptions s) {
   s.rank = 0;
   s.world_size = 1;
   return s;
 }
 }  // namespace
 
-GlobalOrderView::GlobalOrderView(std::shared_ptr<const data::Dataset> base, loader::SamplerOptions sampler)
+GlobalOrderView::GlobalOrderView(std::shared_ptr<const data::Dataset> base, SamplerOptions sampler)
     : base_(std::move(base)),
       sampler_(base_->size(), single_process(sampler),
                sampler.dedupe_images_in_batch ? loader::image_ids_of(*base_) : std::vector<uint32_t>{}) {
@@ -34,4 +34,4 @@ size_t GlobalOrderView::row(size_t i) const {
   return (*order_)[i];
 }
 
-}  // namespace bt::train
+}  // namespace bt::loader

@@ -98,11 +98,11 @@ void compare_epoch(int workers, media::TransformMode mode, Compare& c) {
       ASSERT_EQ(b->decoded.samples.size(), static_cast<size_t>(b->size));
       for (const auto& s : b->decoded.samples) {
         EXPECT_EQ(s.offset % 64, 0u);
-        c.scaled += s.scale_num < 8;
+        c.scaled += s.plan.scale_num < 8;
         c.cropped += s.cropped;
-        EXPECT_EQ(s.train, mode == media::TransformMode::kTrain);
+        EXPECT_EQ(s.plan.train, mode == media::TransformMode::kTrain);
       }
-      cuda::specs_of(b->decoded, kSize, specs, offsets);
+      cuda::specs_of(b->decoded.samples, specs, offsets);
       const auto plan = cuda::make_plan(specs, offsets, b->decoded.bytes, kSize, cuda::OutputType::kFloat32);
       const size_t px = static_cast<size_t>(kSize) * kSize * 3;
       std::vector<uint8_t> u8(px);
@@ -152,10 +152,10 @@ TEST(DecodedLoaderPack, CropOnlyUploadIsSmallerThanWholeImages) {
   ASSERT_TRUE(b);
   size_t whole = 0;
   for (const auto& s : b->decoded.samples) {
-    whole += static_cast<size_t>(s.dec_w) * s.dec_h * 3;
+    whole += static_cast<size_t>(s.plan.dec_w) * s.plan.dec_h * 3;
     EXPECT_EQ(static_cast<size_t>(s.width) * s.height * 3 + s.offset <= b->decoded.bytes, true);
     if (s.cropped) {
-      EXPECT_TRUE(s.width == s.crop_w && s.height == s.crop_h);
+      EXPECT_TRUE(s.width == s.plan.crop.width && s.height == s.plan.crop.height);
     }
   }
   EXPECT_LE(b->decoded.bytes, whole + 64 * b->decoded.samples.size());

@@ -3,7 +3,7 @@
 // that W processes x batch B read exactly the rows of 1 process x batch W*B.
 //
 // GlobalOrderView is a Dataset whose position p reads row order[p] of the base dataset, where order is the
-// single-process epoch order (shuffle + dedupe in batches of W*B, loader::Sampler with world_size 1). A loader
+// single-process epoch order (shuffle + dedupe in batches of W*B, Sampler with world_size 1). A loader
 // over the view with shuffle and dedupe off and the usual sharding (rank r takes positions r, r+W, ...) then
 // gives rank r its share of each global batch. set_epoch() switches the order; it is safe while loader workers
 // still read (they see either order; only rows of the new epoch are ever delivered after start_epoch).
@@ -17,12 +17,12 @@
 #include "data/dataset.h"
 #include "loader/sampler.h"
 
-namespace bt::train {
+namespace bt::loader {
 
 class GlobalOrderView final : public data::Dataset {
  public:
   // sampler: seed, shuffle, dedupe and batch_size (= the global batch) of the single-process order.
-  GlobalOrderView(std::shared_ptr<const data::Dataset> base, loader::SamplerOptions sampler);
+  GlobalOrderView(std::shared_ptr<const data::Dataset> base, SamplerOptions sampler);
   void set_epoch(uint64_t epoch);
 
   size_t size() const override { return base_->size(); }
@@ -36,10 +36,10 @@ class GlobalOrderView final : public data::Dataset {
  private:
   size_t row(size_t i) const;
   std::shared_ptr<const data::Dataset> base_;
-  loader::Sampler sampler_;
+  Sampler sampler_;
   mutable std::mutex mu_;
   std::shared_ptr<const std::vector<size_t>> order_;
   uint64_t epoch_ = UINT64_MAX;
 };
 
-}  // namespace bt::train
+}  // namespace bt::loader

@@ -77,7 +77,7 @@ TEST(GpuMedia, MatchesCpuReferenceBitForBit) {
       while (auto b = l.next()) {
         std::vector<cuda::SampleSpec> specs;
         std::vector<uint64_t> offs;
-        cuda::specs_of(b->decoded, 64, specs, offs);
+        cuda::specs_of(b->decoded.samples, specs, offs);
         auto plan = cuda::make_plan(specs, offs, b->decoded.bytes, 64,
                                     bf16 ? cuda::OutputType::kBFloat16 : cuda::OutputType::kFloat32);
         want.emplace_back(plan.output_bytes());

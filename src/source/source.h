@@ -1,0 +1,61 @@
+// bt::source: the one place a data source is opened. Given what the CLI accepts for a dataset (a captions file
+// or folder with JSONL/CSV, a .parquet file / folder / glob, WebDataset tar shards as a path, folder or brace/glob
+// pattern) or synthetic options, it returns the Dataset and the epoch order to read it in. train, bench,
+// bench-loader and every later caller (Python binding, hub datasets, evaluation) go through here, so a new
+// format touches this file only. Sits above data/ and parquet/ and next to loader/; never depends on libtorch.
+//
+// Contract:
+//  - open_source() picks the reader with data::classify_source(). Captions and shards honour on_bad (kSkip:
+//    bad rows are kept and counted, see data/captions_dataset.h, data/tar_dataset.h); parquet reads
+//    image_column / caption_column.
+//  - A missing captions file/folder fails with "FLAG PATH: no such file or folder"; every other error is the
+//    reader's own one-line bt::Error naming the file.
+//  - Epoch order: parquet with locality_order on gets the row-group locality order (ParquetDataset::
+//    prepare_locality_order, which also trims its page cache to the window); every other source, and parquet with
+//    locality_order off, reads fully random rows. apply_order() copies that order into loader::SamplerOptions.
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "data/bad_rows.h"
+#include "data/captions_dataset.h"
+#include "data/dataset.h"
+#include "data/synth.h"
+#include "loader/sampler.h"
+
+namespace bt::source {
+
+struct SourceOptions {
+  std::string image_column = "image";      // captions files and parquet
+  std::string caption_column = "caption";  // captions files, tar shards' key.json, parquet
+  data::OnBad on_bad = data::OnBad::kError;
+  // Image files and tar members larger than this are bad samples (never read whole).
+  uint64_t max_image_bytes = data::kDefaultMaxImageBytes;
+  // Parquet locality: rows shuffled within windows of this many row groups; -1 auto, 0 fully random.
+  int shuffle_window_row_groups = -1;
+  // false: no locality order and the page cache left as opened (e.g. a validation set read once in order).
+  bool locality_order = true;
+  std::string flag = "--data";  // the flag named in errors
+};
+
+struct Source {
+  std::shared_ptr<const data::Dataset> dataset;
+  data::SourceKind kind = data::SourceKind::kCaptions;
+  // The epoch order's locality groups (empty: fully random); see loader::SamplerOptions.
+  std::vector<size_t> row_group_ends;
+  size_t shuffle_window_groups = 0;
+
+  void apply_order(loader::SamplerOptions& sampler) const {
+    sampler.row_group_ends = row_group_ends;
+    sampler.shuffle_window_groups = shuffle_window_groups;
+  }
+};
+
+Source open_source(const std::string& path, const SourceOptions& opts = {});
+
+// The generated cartoons in memory (data::synth_dataset), read fully random.
+Source open_synthetic(const data::SynthOptions& opts);
+
+}  // namespace bt::source
