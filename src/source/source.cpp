@@ -14,6 +14,7 @@ Source open_parquet(const std::string& path, const SourceOptions& o) {
   parquet::ParquetDatasetOptions po;
   po.image_column = o.image_column;
   po.caption_column = o.caption_column;
+  po.extra_columns = o.parquet_extra_columns;
   auto pq = std::make_shared<parquet::ParquetDataset>(std::vector<std::string>{path}, po);
   Source s;
   s.kind = data::SourceKind::kParquet;

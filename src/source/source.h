@@ -38,6 +38,9 @@ struct SourceOptions {
   // false: no locality order and the page cache left as opened (e.g. a validation set read once in order).
   bool locality_order = true;
   std::string flag = "--data";  // the flag named in errors
+  // parquet: small per-row columns read beside the captions (ParquetDatasetOptions::extra_columns), e.g. the
+  // contest's caption_choices and label; read them through a cast to parquet::ParquetDataset.
+  std::vector<std::string> parquet_extra_columns;
 };
 
 struct Source {

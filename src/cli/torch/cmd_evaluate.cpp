@@ -4,6 +4,7 @@
 
 #include "cli/command.h"
 #include "cli/hub_flags.h"
+#include "data/captions_dataset.h"
 #include "train/evaluate_run.h"
 
 namespace {
@@ -39,15 +40,19 @@ bt::cli::Registrar reg("evaluate", "Score a checkpoint: contest matching accurac
   app.add_option("--max_eval_samples", o->max_eval_samples, "Only the first N rows (-1: all)")->capture_default_str();
   app.add_option("--max_seq_length", o->max_seq_length)->capture_default_str();
   app.add_option("--image_column", o->image_column)->capture_default_str();
-  app.add_option("--caption_column", o->caption_column, "retrieval: the caption column")->capture_default_str();
+  auto cc = app.add_option("--caption_column", o->caption_column,
+                           "retrieval: the caption column (parquet default: image_description, as the HF New Yorker set)")
+                ->capture_default_str();
   app.add_option("--choices_column", o->choices_column, "matching: the list of caption choices")->capture_default_str();
   app.add_option("--label_column", o->label_column, "matching: the true choice")->capture_default_str();
   app.add_option("--on_bad_sample", o->on_bad_sample, "error | skip (count and leave out bad rows and images)")
       ->capture_default_str();
   app.add_option("--device", o->device, "cpu | cuda")->capture_default_str();
   app.add_flag("--bf16", o->bf16, "bf16 autocast");
-  app.callback([o, hub] {
+  app.callback([o, hub, cc] {
     o->model_name_or_path = hub->resolve(o->model_name_or_path);
+    if (cc->count() == 0 && bt::data::classify_source(o->data) == bt::data::SourceKind::kParquet)
+      o->caption_column = "image_description";
     print_table(bt::train::run_evaluate(*o), o->output_dir);
   });
 });

@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "data/captions_dataset.h"
+#include "source/source.h"
 #include "train/torch/evaluate.h"
 
 namespace bt::train {
@@ -220,7 +221,9 @@ HeldOutScores held_out_scores(model::BridgeTowerForContrastiveLearning& model, c
   h.matching_accuracy = m.scores.accuracy;
   for (const MatchingAnswer& a : m.answers) h.matching_chance += 1.0 / double(a.scores.size());
   if (!m.answers.empty()) h.matching_chance /= double(m.answers.size());
-  std::shared_ptr<const data::Dataset> pairs(data::open_dataset(synth_dir));
+  source::SourceOptions so;
+  so.locality_order = false;
+  std::shared_ptr<const data::Dataset> pairs = source::open_source(synth_dir, so).dataset;
   const RetrievalEval r = evaluate_retrieval(model, tok, pairs, o);
   h.retrieval = r.scores;
   h.images = r.images;

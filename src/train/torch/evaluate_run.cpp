@@ -12,6 +12,7 @@
 #include "data/matching_parse.h"
 #include "model/api.h"
 #include "parquet/parquet_dataset.h"
+#include "source/source.h"
 #include "train/checkpoint_dir.h"
 #include "train/run_log.h"
 #include "train/torch/embed_eval.h"
@@ -72,11 +73,14 @@ OpenedMatching open_matching_jsonl(const EvaluateOptions& o) {
 
 // HF parquet (the contest's matching split): the image column, caption_choices list<string>, label text.
 OpenedMatching open_matching_parquet(const EvaluateOptions& o) {
-  parquet::ParquetDatasetOptions po;
-  po.image_column = o.image_column;
-  po.caption_column = "";
-  po.extra_columns = {o.choices_column, o.label_column};
-  auto ds = std::make_shared<parquet::ParquetDataset>(std::vector<std::string>{o.data}, po);
+  source::SourceOptions so;
+  so.image_column = o.image_column;
+  so.caption_column = "";
+  so.parquet_extra_columns = {o.choices_column, o.label_column};
+  so.locality_order = false;
+  so.flag = "--validation_file";
+  auto ds = std::dynamic_pointer_cast<const parquet::ParquetDataset>(source::open_source(o.data, so).dataset);
+  if (!ds) fail("--validation_file ", o.data, ": not a parquet dataset");
   const bool skip = data::parse_on_bad(o.on_bad_sample) == data::OnBad::kSkip;
   OpenedMatching out;
   out.set.images = ds;
@@ -134,11 +138,13 @@ EvalMetrics matching(model::BridgeTowerForContrastiveLearning& m, const text::To
 
 EvalMetrics retrieval(model::BridgeTowerForContrastiveLearning& m, const text::Tokenizer& tok, const EvaluateOptions& o,
                       const EmbedOptions& eo) {
-  data::CaptionsOptions co;
-  co.image_column = o.image_column;
-  co.caption_column = o.caption_column;
-  co.on_bad_row = data::parse_on_bad(o.on_bad_sample);
-  std::shared_ptr<const data::Dataset> pairs(data::open_dataset(o.data, co));
+  source::SourceOptions so;
+  so.image_column = o.image_column;
+  so.caption_column = o.caption_column;
+  so.on_bad = data::parse_on_bad(o.on_bad_sample);
+  so.locality_order = false;
+  so.flag = "--validation_file";
+  std::shared_ptr<const data::Dataset> pairs = source::open_source(o.data, so).dataset;
   RetrievalEval r = evaluate_retrieval(m, tok, pairs, eo, o.max_eval_samples > 0 ? size_t(o.max_eval_samples) : SIZE_MAX);
   const double n = double(r.pairs);
   const RetrievalScores& s = r.scores;
