@@ -8,6 +8,7 @@ PKGS=(
   libsnappy-dev libzstd-dev zlib1g-dev libthrift-dev
   libtorch-dev libgloo-dev libopenblas0-pthread
   python3 python3-numpy python3-pil python3-torch python3-torchvision
+  python3-dev pybind11-dev python3-pybind11 python3-pytest
 )
 missing=()
 for p in "${PKGS[@]}"; do
