@@ -181,3 +181,26 @@ except KeyboardInterrupt:
 
 def test_the_cli_binary_exists():
     assert os.access(BRIDGETUNE, os.X_OK), f"{BRIDGETUNE}: build bridgetune first (make build)"
+
+
+def test_gil_is_released_while_cpp_works(data_dir):
+    """With num_workers=0 every image is decoded inside next(): another Python thread must keep running meanwhile
+    (holding the GIL there would let it tick about once per batch)."""
+    import threading
+    import time
+    loader = bridgetune.DataLoader(data_dir, batch_size=4, num_workers=0, image_size=288, shuffle=False,
+                                   decoded_cache_mb=0)
+    ticks, done = [0], threading.Event()
+
+    def tick():
+        while not done.is_set():
+            time.sleep(0.001)
+            ticks[0] += 1
+    t = threading.Thread(target=tick)
+    t.start()
+    try:
+        batches = sum(1 for _ in loader)
+    finally:
+        done.set()
+        t.join()
+    assert batches == 16 and ticks[0] >= 4 * batches, f"{ticks[0]} ticks over {batches} batches"
