@@ -204,3 +204,19 @@ def test_gil_is_released_while_cpp_works(data_dir):
         done.set()
         t.join()
     assert batches == 16 and ticks[0] >= 4 * batches, f"{ticks[0]} ticks over {batches} batches"
+
+
+def test_tar_shards_give_the_same_samples_as_the_folder(tmp_path):
+    from conftest import synth
+    folder = synth(tmp_path / "folder", 32, 16)
+    shards = synth(tmp_path / "shards", 32, 16, tar=True)
+    def samples(data):
+        loader = bridgetune.DataLoader(data, batch_size=8, image_size=48, shuffle=False)
+        out = {}
+        for b in loader:
+            for caption, pixels in zip(b["captions"], b["pixel_values"]):
+                out.setdefault(caption, []).append(pixels.clone())
+        return out
+    a, b = samples(folder), samples(shards)
+    assert sorted(a) == sorted(b) and len(a) > 1
+    assert all(torch.equal(a[k][0], b[k][0]) for k in a)
