@@ -220,3 +220,15 @@ def test_tar_shards_give_the_same_samples_as_the_folder(tmp_path):
     a, b = samples(folder), samples(shards)
     assert sorted(a) == sorted(b) and len(a) > 1
     assert all(torch.equal(a[k][0], b[k][0]) for k in a)
+
+
+def test_parquet_as_the_cli_reads_it():
+    from conftest import REPO
+    path = os.path.join(REPO, "tests", "parquet", "fixtures", "images_snappy_dict_v1.parquet")
+    loader = bridgetune.DataLoader(path, batch_size=4, image_size=32, caption_column="image_description",
+                                   drop_last=False, shuffle=False)
+    batches = list(loader)
+    assert len(loader) == len(batches) == 3 and sum(len(b["captions"]) for b in batches) == 11
+    assert all(isinstance(c, str) for b in batches for c in b["captions"])
+    with pytest.raises(bridgetune.Error, match=r"images_snappy_dict_v1\.parquet: column 'caption' not found"):
+        bridgetune.DataLoader(path, batch_size=4)
