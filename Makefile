@@ -7,7 +7,7 @@ CMAKE_FLAGS ?=
 # libtorch's intra-op threads are set by bridgetune itself; OpenBLAS must not add its own on top.
 export OPENBLAS_NUM_THREADS = 1
 
-.PHONY: deps build demo test test-unit test-asan test-tsan test-fuzz bench clean
+.PHONY: deps build demo test test-unit test-python test-asan test-tsan test-fuzz bench clean
 
 deps:
 	@bash scripts/install_deps.sh
@@ -19,10 +19,16 @@ build: deps
 demo: build
 	$(BUILD)/bridgetune train --output_dir runs/demo --overwrite_output_dir
 
-test: build test-unit test-asan test-tsan test-fuzz
+test: build test-unit test-python test-asan test-tsan test-fuzz
 
 test-unit:
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+# The Python module's tests (pytest) with Debian's python3, whose torch/torchvision they compare against. Any pytest
+# exit status but 0 fails the target, "no tests collected" (5) included.
+test-python:
+	PYTHONPATH=$(BUILD)/python BT_BUILD_DIR=$(BUILD) PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -m pytest -q \
+	  -p no:cacheprovider tests/python
 
 # Unit tests of the libtorch-free modules under ASan+UBSan.
 test-asan: deps

@@ -9,6 +9,7 @@ PKGS=(
   libtorch-dev libgloo-dev libopenblas0-pthread
   python3 python3-numpy python3-pil python3-torch python3-torchvision
   shellcheck  # bench.gpu_scripts_shellcheck: the GPU check scripts, which no CI machine can run
+  python3-dev pybind11-dev python3-pybind11 python3-pytest
 )
 missing=()
 for p in "${PKGS[@]}"; do

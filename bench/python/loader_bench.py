@@ -1,0 +1,95 @@
+#!/usr/bin/python3
+"""bridgetune.DataLoader iterated from Python vs `bridgetune bench-loader` (the same C++ loader, no Python) vs the
+PyTorch DataLoader + PIL peer (../shared/peers/torch_loader_bench.py --variant pil), interleaved in one run.
+
+    PYTHONPATH=build/python /usr/bin/python3 bench/python/loader_bench.py --data DATA [--repeats 3]
+
+Same data, workers, batch and image size for all three; eval transform, no decoded-image cache (every image is
+decoded each time, as the peer does). Timing as the peer's: max(1, workers) warm-up batches, then the clock runs for
+ceil(samples / batch) batches. Prints each loader's median samples/s over the repeats and the ratios.
+"""
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import bridgetune
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def python_loader(a, rep):
+    loader = bridgetune.DataLoader(a.data, batch_size=a.batch, num_workers=a.workers, image_size=a.size, seed=rep,
+                                   decoded_cache_mb=0, jpeg_dct_scaling=a.dct == "on")
+    it, epoch = iter(loader), 0
+
+    def next_batch():
+        nonlocal it, epoch
+        try:
+            return next(it)
+        except StopIteration:
+            epoch += 1
+            loader.set_epoch(epoch)
+            it = iter(loader)
+            return next(it)
+
+    for _ in range(max(1, a.workers)):
+        next_batch()
+    n, t0 = 0, time.perf_counter()
+    for _ in range(math.ceil(a.samples / a.batch)):
+        n += next_batch()["pixel_values"].shape[0]
+    return n / (time.perf_counter() - t0)
+
+
+def cpp_loader(a, rep):
+    r = subprocess.run([a.bridgetune, "bench-loader", "--data", a.data, "--workers", str(a.workers), "--batch",
+                        str(a.batch), "--samples", str(a.samples), "--repeats", "1", "--image_size", str(a.size),
+                        "--decoded_cache_mb", "0", "--jpeg_dct_scaling", a.dct, "--seed", str(rep), "--json"],
+                       capture_output=True, text=True, check=True)
+    return json.loads(r.stdout.splitlines()[-1])["samples_per_s"]
+
+
+def peer_loader(a, rep):
+    r = subprocess.run([sys.executable, a.peer, "--data", a.data, "--variant", "pil", "--workers", str(a.workers),
+                        "--batch", str(a.batch), "--samples", str(a.samples), "--size", str(a.size), "--seed",
+                        str(rep)], capture_output=True, text=True, check=True)
+    return json.loads(r.stdout.splitlines()[-1])["samples_per_s"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", required=True, help="folder with captions.jsonl + JPEGs (bridgetune synth)")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--size", type=int, default=288)
+    ap.add_argument("--samples", type=int, default=320)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--dct", choices=["on", "off"], default="on",
+                    help="JPEG DCT-domain downscaling for both bridgetune loaders (bench-loader's default: on)")
+    ap.add_argument("--bridgetune", default=os.path.join(REPO, "build", "bridgetune"))
+    ap.add_argument("--peer", default=os.path.join(REPO, "..", "shared", "peers", "torch_loader_bench.py"))
+    ap.add_argument("--no_peer", action="store_true")
+    a = ap.parse_args()
+    runners = {"bridgetune.DataLoader (Python)": python_loader, "bridgetune bench-loader (C++)": cpp_loader}
+    if not a.no_peer:
+        runners["torch DataLoader + PIL (peer)"] = peer_loader
+    results = {k: [] for k in runners}
+    for rep in range(a.repeats):  # interleaved: A B C A B C ...
+        for name, fn in runners.items():
+            results[name].append(fn(a, rep))
+            print(f"# repeat {rep}: {name}: {results[name][-1]:.1f} samples/s", file=sys.stderr, flush=True)
+    med = {k: statistics.median(v) for k, v in results.items()}
+    py = med["bridgetune.DataLoader (Python)"]
+    print(f"data {a.data}, {a.workers} workers, batch {a.batch}, {a.size} px, {a.samples} samples x {a.repeats} "
+          f"repeats, jpeg_dct_scaling {a.dct} (bridgetune), no decoded cache")
+    print("| loader | samples/s (median) | runs | Python loader / this |\n|---|---|---|---|")
+    for k, v in results.items():
+        print(f"| {k} | {med[k]:.1f} | {', '.join(f'{x:.1f}' for x in v)} | {py / med[k]:.2f} x |")
+
+
+if __name__ == "__main__":
+    main()

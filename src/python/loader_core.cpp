@@ -1,0 +1,118 @@
+#include "python/loader_core.h"
+
+#include <utility>
+
+#include "common/error.h"
+#include "data/bad_rows.h"
+
+namespace bt::py {
+namespace {
+
+// Delegates the image work to bt::media and only swaps the normalisation constants.
+class Normalizing : public loader::SampleTransform {
+ public:
+  Normalizing(std::array<float, 3> mean, std::array<float, 3> std)
+      : inner_(loader::make_media_transform()), mean_(mean), std_(std) {}
+  void to_u8(std::span<const uint8_t> encoded, const media::TransformSpec& spec, uint64_t seed, uint8_t* out,
+             media::TransformTiming* timing) override {
+    inner_->to_u8(encoded, spec, seed, out, timing);
+  }
+  void normalize(const uint8_t* hwc, int size, float* chw) override {
+    media::normalize_hwc_to_chw(hwc, size, size, chw, mean_.data(), std_.data());
+  }
+
+ private:
+  std::unique_ptr<loader::SampleTransform> inner_;
+  std::array<float, 3> mean_, std_;
+};
+
+void check(const CoreOptions& o) {
+  if (o.batch_size < 1) fail("batch_size must be >= 1 (got ", o.batch_size, ")");
+  if (o.num_workers < 0) fail("num_workers must be >= 0 (got ", o.num_workers, ")");
+  if (o.image_size < 1 || o.image_size > 16384) fail("image_size must be in 1..16384 (got ", o.image_size, ")");
+  if (o.world_size < 1 || o.rank < 0 || o.rank >= o.world_size)
+    fail("rank must be in 0..world_size-1 (got rank ", o.rank, ", world_size ", o.world_size, ")");
+  if (o.padding != "longest" && o.padding != "max_length")
+    fail("padding: expected 'longest' or 'max_length', got '", o.padding, "'");
+  if (o.max_seq_length < 3) fail("max_seq_length must be >= 3 (got ", o.max_seq_length, ")");
+  for (float s : o.std)
+    if (!(s > 0)) fail("std: every value must be > 0");
+}
+
+}  // namespace
+
+media::TransformSpec transform_spec(int image_size, const std::string& transform, int jpeg_dct_scaling) {
+  media::TransformSpec spec;
+  spec.image_size = image_size;
+  if (transform == "train") spec.mode = media::TransformMode::kTrain;
+  else if (transform != "eval") fail("transform: expected 'eval' or 'train', got '", transform, "'");
+  spec.dct_scaling = jpeg_dct_scaling < 0 ? spec.mode == media::TransformMode::kTrain : jpeg_dct_scaling != 0;
+  return spec;
+}
+
+loader::TransformFactory normalizing_transform(std::array<float, 3> mean, std::array<float, 3> std) {
+  return [mean, std] { return std::make_unique<Normalizing>(mean, std); };
+}
+
+LoaderCore::LoaderCore(CoreOptions o) : opt_(std::move(o)) {
+  check(opt_);
+  source::SourceOptions so;
+  so.image_column = opt_.image_column;
+  so.caption_column = opt_.caption_column;
+  so.on_bad = data::parse_on_bad(opt_.on_bad_sample, "on_bad_sample");
+  so.flag = "data";
+  src_ = source::open_source(opt_.data, so);
+  if (!opt_.tokenizer_dir.empty()) tok_ = text::Tokenizer::from_dir(opt_.tokenizer_dir);
+
+  loader::LoaderOptions lo;
+  lo.num_workers = opt_.num_workers;
+  lo.prefetch_batches = opt_.prefetch_batches;
+  lo.batch_size = opt_.batch_size;
+  lo.transform = transform_spec(opt_.image_size, opt_.transform, opt_.jpeg_dct_scaling);
+  lo.on_bad_sample = so.on_bad == data::OnBad::kSkip ? loader::OnBadSample::kSkip : loader::OnBadSample::kError;
+  lo.decoded_cache_mb = opt_.decoded_cache_mb;
+  lo.image_column = opt_.image_column;
+  lo.caption_column = opt_.caption_column;
+  lo.sampler.seed = opt_.seed;
+  lo.sampler.shuffle = opt_.shuffle;
+  lo.sampler.rank = opt_.rank;
+  lo.sampler.world_size = opt_.world_size;
+  lo.sampler.drop_last = opt_.drop_last;
+  lo.sampler.dedupe_images_in_batch = opt_.dedupe_images_in_batch;
+  if (opt_.shuffle) src_.apply_order(lo.sampler);
+  const bool clip = opt_.mean == std::array<float, 3>{media::kClipMean[0], media::kClipMean[1], media::kClipMean[2]} &&
+                    opt_.std == std::array<float, 3>{media::kClipStd[0], media::kClipStd[1], media::kClipStd[2]};
+  if (!clip) lo.transform_factory = normalizing_transform(opt_.mean, opt_.std);
+  loader_ = std::make_shared<loader::Loader>(src_.dataset, std::move(lo));
+}
+
+size_t LoaderCore::batches_per_epoch() const {
+  const size_t rows = rows_per_epoch(), b = static_cast<size_t>(opt_.batch_size);
+  return opt_.drop_last ? rows / b : (rows + b - 1) / b;
+}
+
+void LoaderCore::start(uint64_t epoch, size_t position) {
+  if (position % static_cast<size_t>(opt_.batch_size) != 0 || position > rows_per_epoch())
+    fail("resume position ", position, " is not a batch boundary of this loader (batch_size ", opt_.batch_size,
+         ", ", rows_per_epoch(), " rows per epoch): was the state saved with other options?");
+  loader_->start_epoch(epoch, position);
+  started_ = true;
+}
+
+std::shared_ptr<Held> LoaderCore::next() {
+  if (!started_) fail("DataLoader: next() before start()");
+  auto h = std::make_shared<Held>();
+  h->batch = loader_->next();
+  if (!h->batch || (opt_.drop_last && h->batch->size < opt_.batch_size)) {
+    started_ = false;
+    return nullptr;  // `h` dies first: the batch goes back before the loader reference does
+  }
+  h->loader = loader_;
+  if (tok_) {
+    const auto padding = opt_.padding == "longest" ? text::Padding::kLongest : text::Padding::kMaxLength;
+    h->tokens = tok_->encode_batch(h->batch->captions, opt_.max_seq_length, padding, 1);
+  }
+  return h;
+}
+
+}  // namespace bt::py

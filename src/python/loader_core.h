@@ -1,0 +1,80 @@
+// The C++ half of bridgetune.DataLoader: opens `data` through bt::source (any source the CLI accepts), runs
+// bt::loader::Loader over it and tokenizes each batch's captions. Python-free, so the GIL can be released around
+// every call; the binding (module.cpp) turns a Held batch into DLPack tensors.
+//
+// Contract:
+//  - Batches are those of the C++ loader for the same options, byte for byte. drop_last=true drops both the
+//    sharding padding (DistributedSampler's drop_last) and the short last batch (DataLoader's drop_last).
+//  - start(epoch, position) begins `epoch` at `position` samples into this rank's order; position must be a
+//    multiple of batch_size (it is what state_dict records), so a resumed run sees exactly the remaining batches.
+//  - next() returns nullptr at the end of the epoch; a bad sample throws bt::Error naming the file (policy error).
+//  - A Held keeps its Loader alive, so tensors may outlive the Python DataLoader object.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "loader/loader.h"
+#include "source/source.h"
+#include "text/tokenizer.h"
+
+namespace bt::py {
+
+struct CoreOptions {
+  std::string data;
+  int batch_size = 32;
+  int num_workers = 2;
+  bool shuffle = true;
+  uint64_t seed = 0;
+  bool drop_last = true;
+  int image_size = 288;
+  std::array<float, 3> mean{media::kClipMean[0], media::kClipMean[1], media::kClipMean[2]};
+  std::array<float, 3> std{media::kClipStd[0], media::kClipStd[1], media::kClipStd[2]};
+  std::string tokenizer_dir;  // empty: captions are returned as text
+  int max_seq_length = 128;
+  std::string padding = "longest";  // or "max_length"
+  std::string image_column = "image", caption_column = "caption";
+  std::string transform = "eval";         // or "train"
+  std::string on_bad_sample = "error";    // or "skip"
+  int jpeg_dct_scaling = -1;              // -1 auto: off for eval (bit-exact with Pillow), on for train
+  int rank = 0, world_size = 1;
+  int prefetch_batches = 4;
+  size_t decoded_cache_mb = 512;
+  bool dedupe_images_in_batch = false;
+};
+
+struct Held {
+  std::shared_ptr<loader::Loader> loader;  // declared first: destroyed after the batch it lent
+  loader::BatchPtr batch;
+  std::optional<text::BatchEncoding> tokens;
+};
+
+class LoaderCore {
+ public:
+  explicit LoaderCore(CoreOptions o);
+  size_t batches_per_epoch() const;
+  size_t rows_per_epoch() const { return loader_->sampler().rows_per_epoch(); }
+  size_t dataset_size() const { return src_.dataset->size(); }
+  const CoreOptions& options() const { return opt_; }
+  void start(uint64_t epoch, size_t position);
+  std::shared_ptr<Held> next();
+  loader::LoaderStats stats() const { return loader_->stats(); }
+
+ private:
+  CoreOptions opt_;
+  source::Source src_;
+  std::optional<text::Tokenizer> tok_;
+  std::shared_ptr<loader::Loader> loader_;
+  bool started_ = false;
+};
+
+// The loader's transform settings for these options (shared with bridgetune.preprocess).
+media::TransformSpec transform_spec(int image_size, const std::string& transform, int jpeg_dct_scaling);
+
+// bt::media's transform with the given normalisation constants.
+loader::TransformFactory normalizing_transform(std::array<float, 3> mean, std::array<float, 3> std);
+
+}  // namespace bt::py
