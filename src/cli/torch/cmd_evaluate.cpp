@@ -1,10 +1,13 @@
 // `bridgetune evaluate`: what fine-tuning bought. Scores a contrastive checkpoint on the contest's matching task
 // (pick the true caption among the choices) or on image<->text retrieval, and writes eval_results.json.
+#include <array>
 #include <cstdio>
 
 #include "cli/command.h"
 #include "cli/hub_flags.h"
+#include "common/error.h"
 #include "data/captions_dataset.h"
+#include "hub/dataset_files.h"
 #include "train/evaluate_run.h"
 
 namespace {
@@ -29,10 +32,19 @@ bt::cli::Registrar reg("evaluate", "Score a checkpoint: contest matching accurac
                  "(org/name) in the local HF cache")
       ->required();
   bt::cli::add_hub_flags(app, &hub->revision, &hub->cache_dir);
-  app.add_option("--validation_file", o->data,
-                 "matching: JSONL with image, caption_choices, label (A-E or 0-based); retrieval: captions "
-                 "file/folder or tar shards. Image paths are relative to the file's folder")
-      ->required();
+  auto vf = app.add_option("--validation_file", o->data,
+                           "matching: JSONL with image, caption_choices, label (A-E or 0-based), or HF parquet; "
+                           "retrieval: captions file/folder, tar shards or parquet. Image paths are relative to the "
+                           "file's folder");
+  auto ds = std::make_shared<std::array<std::string, 4>>(std::array<std::string, 4>{"", "", "test", "main"});
+  auto dn = app.add_option("--dataset_name", (*ds)[0],
+                           "A hub dataset (org/name, in the local HF cache) or a folder of the same layout, "
+                           "e.g. jmhessel/newyorker_caption_contest");
+  app.add_option("--dataset_config_name", (*ds)[1], "Its config, e.g. matching");
+  app.add_option("--split", (*ds)[2], "Its split: train, validation, test")->capture_default_str();
+  app.add_option("--dataset_revision", (*ds)[3], "Hub datasets: branch, tag or commit")->capture_default_str();
+  vf->excludes(dn);
+  dn->excludes(vf);
   app.add_option("--task", o->task, "matching | retrieval")->capture_default_str();
   app.add_option("--output_dir", o->output_dir, "Where eval_results.json (and predictions.jsonl) go")->required();
   app.add_option("--per_device_eval_batch_size", o->per_device_eval_batch_size)->capture_default_str();
@@ -49,8 +61,14 @@ bt::cli::Registrar reg("evaluate", "Score a checkpoint: contest matching accurac
       ->capture_default_str();
   app.add_option("--device", o->device, "cpu | cuda")->capture_default_str();
   app.add_flag("--bf16", o->bf16, "bf16 autocast");
-  app.callback([o, hub, cc] {
+  app.callback([o, hub, cc, ds] {
     o->model_name_or_path = hub->resolve(o->model_name_or_path);
+    if (!(*ds)[0].empty()) {
+      const std::string repo = bt::hub::resolve((*ds)[0], bt::hub::RepoType::Dataset, (*ds)[3], hub->cache_dir,
+                                                "--dataset_name");
+      o->data = bt::hub::dataset_split_pattern(repo, (*ds)[1], (*ds)[2]);
+    }
+    if (o->data.empty()) bt::fail("give --validation_file FILE or --dataset_name NAME (--dataset_config_name, --split)");
     if (cc->count() == 0 && bt::data::classify_source(o->data) == bt::data::SourceKind::kParquet)
       o->caption_column = "image_description";
     print_table(bt::train::run_evaluate(*o), o->output_dir);

@@ -168,3 +168,26 @@ TEST_F(Evaluate, CliScoresParquetListColumns) {
   while (std::getline(pred, line)) rows.push_back(nlohmann::json::parse(line).at("row").get<int>());
   EXPECT_EQ(rows, (std::vector<int>{0, 1, 2, 3, 5, 6, 8, 9, 10}));
 }
+
+TEST_F(Evaluate, CliReadsAHubDatasetSplit) {
+  // A dataset repository in a fake HF cache, laid out as the contest data is (CONFIG/SPLIT-*.parquet).
+  const fs::path hub = root_ / "hub", repo = hub / "datasets--bt-test--nycc";
+  const std::string commit = "0123456789abcdef0123456789abcdef01234567";
+  fs::create_directories(repo / "refs");
+  std::ofstream(repo / "refs" / "main") << commit;
+  const fs::path config = repo / "snapshots" / commit / "matching";
+  fs::create_directories(config);
+  fs::copy_file(std::string(BT_PARQUET_FIXTURES) + "/images_zstd_plain_v2.parquet", config / "test-00000-of-00001.parquet");
+  std::vector<std::string> args = {"evaluate", "--model_name_or_path", (root_ / "model").string(), "--dataset_name",
+                                   "bt-test/nycc", "--dataset_config_name", "matching", "--cache_dir", hub.string(),
+                                   "--label_column", "is_cartoon", "--on_bad_sample", "skip", "--output_dir",
+                                   (root_ / "hubeval").string()};
+  ASSERT_EQ(test::wait_exit_code(test::spawn_bridgetune(args, root_ / "hubeval.log")), 0) << test::slurp(root_ / "hubeval.log");
+  auto results = nlohmann::json::parse(test::slurp(root_ / "hubeval" / "eval_results.json"));
+  EXPECT_EQ(results.at("eval_matching_count").get<double>(), 9);
+  args.insert(args.end(), {"--split", "dev"});
+  EXPECT_NE(test::wait_exit_code(test::spawn_bridgetune(args, root_ / "hubeval_dev.log")), 0);
+  EXPECT_NE(test::slurp(root_ / "hubeval_dev.log").find("--split dev: config 'matching' of"), std::string::npos)
+      << test::slurp(root_ / "hubeval_dev.log");
+  EXPECT_NE(test::slurp(root_ / "hubeval_dev.log").find("(splits: test)"), std::string::npos);
+}
