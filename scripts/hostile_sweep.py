@@ -1,0 +1,324 @@
+#!/usr/bin/python3
+"""Hostile-input sweep: feeds bridgetune crafted inputs and counts crashes, hangs and unbounded allocations.
+
+Usage: /usr/bin/python3 scripts/hostile_sweep.py [BUILD_DIR] (default build). Each case runs the built binary
+(bench-loader for data, info for config.json, train --resume_from_checkpoint for checkpoints) with a 20 s
+limit and checks: no signal (crash), no timeout (hang), peak RSS under 1.5 GiB (unbounded allocation),
+exit code 0 or 1, and when it fails: exactly one "error:" line, no raw control bytes on stdout/stderr,
+and no quoted content of a file the case marks secret. Prints one line per case and a summary; exits 1
+if anything is wrong. Needs about 2 minutes on 2 cores.
+"""
+import json, os, resource, shutil, struct, subprocess, sys, tarfile, io, tempfile, time
+
+BUILD = sys.argv[1] if len(sys.argv) > 1 else "build"
+EXE = os.path.abspath(os.path.join(BUILD, "bridgetune"))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GOOD_JPG = os.path.join(ROOT, "tests/media/golden/cartoon_1203x800.jpg")
+GOOD_PNG = os.path.join(ROOT, "tests/media/golden/crop_10_20_400_333.png")
+PARQUET = os.path.join(ROOT, "tests/parquet/fixtures/images_uncompressed_v1.parquet")
+FIXTURE = os.path.join(ROOT, "tests/fixtures/bridgetower-tiny")
+SECRET = b"TOPSECRET-CONTENT-42"
+LIMIT_S, RSS_LIMIT_KB = 20, 1536 * 1024
+results = []
+
+
+def run_case(name, args, expect_ok=None, secret=False):
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    t0 = time.time()
+    # Output to files and our own wait4(): the child's peak RSS comes with its exit status.
+    with tempfile.TemporaryFile() as fo, tempfile.TemporaryFile() as fe:
+        p = subprocess.Popen([EXE] + args, stdout=fo, stderr=fe, env=env)
+        hang = False
+        while True:
+            pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.time() - t0 > LIMIT_S:
+                hang = True
+                p.kill()
+                pid, status, ru = os.wait4(p.pid, 0)
+                break
+            time.sleep(0.02)
+        p.returncode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+        rss = ru.ru_maxrss
+        fo.seek(0)
+        fe.seek(0)
+        out, err = fo.read(), fe.read()
+    problems = []
+    if hang:
+        problems.append("hang")
+    elif p.returncode < 0:
+        problems.append("crash (signal %d)" % -p.returncode)
+    elif p.returncode not in (0, 1):
+        problems.append("exit code %d" % p.returncode)
+    if rss > RSS_LIMIT_KB:
+        problems.append("rss %d MB" % (rss // 1024))
+    text = out + err
+    if any(b < 0x20 and b not in (0x0a, 0x0d) or b == 0x1b or b == 0x7f for b in text.replace(b"\r\x1b[K", b"")):
+        problems.append("raw control byte in output")
+    if secret and SECRET in text:
+        problems.append("echoed file contents")
+    if p.returncode == 1:
+        lines = [l for l in err.splitlines() if l.startswith(b"error:")]
+        if len(lines) != 1 or b"Traceback" in err or b"frame #" in err:
+            problems.append("not one error line")
+    if expect_ok is not None and (p.returncode == 0) != expect_ok and not problems:
+        problems.append("expected %s" % ("success" if expect_ok else "an error"))
+    msg = (err.splitlines() or [b""])[-1][:150].decode("utf-8", "replace")
+    results.append((name, problems, time.time() - t0))
+    print("%-44s %s  %s" % (name, "FAIL " + ", ".join(problems) if problems else "ok", msg), flush=True)
+
+
+def loader(data, *extra):
+    return ["bench-loader", "--data", data, "--workers", "1", "--batch", "1", "--samples", "4", "--repeats", "1",
+            "--image_size", "32"] + list(extra)
+
+
+def captions_case(tmp, name, image_ref, make=None, secret=False):
+    d = os.path.join(tmp, "img_" + name)
+    os.makedirs(d)
+    if make:
+        make(d)
+    shutil.copy(GOOD_JPG, os.path.join(d, "good.jpg"))
+    with open(os.path.join(d, "captions.jsonl"), "w") as f:
+        f.write(json.dumps({"image": image_ref, "caption": "bad"}) + "\n")
+        f.write(json.dumps({"image": "good.jpg", "caption": "good"}) + "\n")
+    run_case("image/%s (error)" % name, loader(d), expect_ok=False, secret=secret)
+    run_case("image/%s (skip)" % name, loader(d, "--on_bad_sample", "skip"), secret=secret)
+
+
+def write(path, data, mode="wb"):
+    with open(path, mode) as f:
+        f.write(data)
+
+
+def sparse(path, size):
+    with open(path, "wb") as f:
+        f.truncate(size)
+
+
+def image_cases(tmp):
+    jpg = open(GOOD_JPG, "rb").read()
+    png = open(GOOD_PNG, "rb").read()
+    sof = jpg.find(b"\xff\xc0") if jpg.find(b"\xff\xc0") > 0 else jpg.find(b"\xff\xc2")
+    huge_jpg = jpg[:sof + 5] + b"\xff\xff\xff\xff" + jpg[sof + 9:]
+    huge_png = png[:16] + struct.pack(">II", 1 << 30, 1 << 30) + png[24:]
+    cases = {
+        "empty": lambda d: write(d + "/x.jpg", b""),
+        "one_byte": lambda d: write(d + "/x.jpg", b"\xff"),
+        "secret_text": lambda d: write(d + "/x.jpg", SECRET + b" not an image"),
+        "truncated_jpeg_half": lambda d: write(d + "/x.jpg", jpg[: len(jpg) // 2]),
+        "truncated_jpeg_header": lambda d: write(d + "/x.jpg", jpg[:200]),
+        "jpeg_magic_garbage": lambda d: write(d + "/x.jpg", b"\xff\xd8\xff" + os.urandom(5000)),
+        "jpeg_65535_square": lambda d: write(d + "/x.jpg", huge_jpg),
+        "jpeg_bitflips": lambda d: write(d + "/x.jpg", bytes(b ^ 0x10 if i % 97 == 50 else b for i, b in enumerate(jpg))),
+        "png_2^30_square": lambda d: write(d + "/x.jpg", huge_png),
+        "png_truncated": lambda d: write(d + "/x.jpg", png[: len(png) // 3]),
+        "png_bad_crc": lambda d: write(d + "/x.jpg", png[:29] + bytes([png[29] ^ 1]) + png[30:]),
+        "png_magic_garbage": lambda d: write(d + "/x.jpg", png[:8] + os.urandom(3000)),
+        "sparse_100GB": lambda d: sparse(d + "/x.jpg", 100 << 30),
+        "over_cap_70MB": lambda d: sparse(d + "/x.jpg", 70 << 20),
+        "fifo": lambda d: os.mkfifo(d + "/x.jpg"),
+        "folder": lambda d: os.makedirs(d + "/x.jpg"),
+        "symlink_dev_zero": lambda d: os.symlink("/dev/zero", d + "/x.jpg"),
+        "symlink_dangling": lambda d: os.symlink(d + "/nowhere", d + "/x.jpg"),
+        "symlink_loop": lambda d: (os.symlink(d + "/y.jpg", d + "/x.jpg"), os.symlink(d + "/x.jpg", d + "/y.jpg")),
+        "missing": None,
+    }
+    for name, make in cases.items():
+        captions_case(tmp, name, "x.jpg", make, secret=(name == "secret_text"))
+    captions_case(tmp, "dev_zero", "/dev/zero")
+    captions_case(tmp, "dev_urandom", "/dev/urandom")
+    captions_case(tmp, "etc_passwd", "/etc/passwd", secret=True)
+    captions_case(tmp, "name_with_escapes", "evil\x1b]0;pwned\x07\x1b[2J.jpg")
+    captions_case(tmp, "name_with_newline", "a\nb.jpg")
+    captions_case(tmp, "dotdot_traversal", "../../../../../../etc/shadow")
+
+
+def captions_file_cases(tmp):
+    texts = {
+        "empty": b"", "bom_only": b"\xef\xbb\xbf", "not_json": b"{{{{\n", "array_row": b"[1,2]\n",
+        "missing_column": b'{"img": "a.jpg", "caption": "x"}\n', "caption_number": b'{"image": "a.jpg", "caption": 5}\n',
+        "caption_bad_utf8": b'{"image": "a.jpg", "caption": "\xff\xfe"}\n',
+        "caption_escapes": b'{"image": "a.jpg", "caption": "\\u001b[2J\\u0007"}\n',
+        "deep_nesting": b'{"image": ' + b"[" * 100000 + b"]" * 100000 + b"}\n",
+        "long_line_16MB": b'{"image": "a.jpg", "caption": "' + b"x" * (16 << 20) + b'"}\n',
+        "many_blank_lines": b"\n" * 1000000,
+    }
+    for name, t in texts.items():
+        d = os.path.join(tmp, "cap_" + name)
+        os.makedirs(d)
+        write(d + "/captions.jsonl", t)
+        run_case("captions/%s" % name, loader(d), expect_ok=False)
+    csvs = {"csv_broken_quote": b'image,caption\n"a.jpg,x\n', "csv_wrong_fields": b"image,caption\na.jpg,x,y\n",
+            "csv_no_header_cols": b"foo,bar\na,b\n"}
+    for name, t in csvs.items():
+        p = os.path.join(tmp, name + ".csv")
+        write(p, t)
+        run_case("captions/%s" % name, loader(p), expect_ok=False)
+    d = os.path.join(tmp, "cap_fifo")
+    os.makedirs(d)
+    os.mkfifo(d + "/captions.jsonl")
+    run_case("captions/fifo", loader(d), expect_ok=False)
+    d = os.path.join(tmp, "cap_dev_zero")
+    os.makedirs(d)
+    os.symlink("/dev/zero", d + "/captions.jsonl")
+    run_case("captions/symlink_dev_zero", loader(d), expect_ok=False)
+
+
+def tar_bytes(members, fmt=tarfile.USTAR_FORMAT):
+    b = io.BytesIO()
+    with tarfile.open(fileobj=b, mode="w", format=fmt) as t:
+        for name, data, kind in members:
+            ti = tarfile.TarInfo(name)
+            ti.type = kind
+            if kind == tarfile.SYMTYPE:
+                ti.linkname = "/etc/passwd"
+                t.addfile(ti)
+            else:
+                ti.size = len(data)
+                t.addfile(ti, io.BytesIO(data))
+    return b.getvalue()
+
+
+def tar_cases(tmp):
+    jpg = open(GOOD_JPG, "rb").read()
+    good = [("a.jpg", jpg, tarfile.REGTYPE), ("a.txt", b"cap", tarfile.REGTYPE)]
+    full = tar_bytes(good)
+    claim = bytearray(tar_bytes([("big.jpg", b"", tarfile.REGTYPE)]))
+    claim[124:136] = b"%011o\0" % (300 << 20)  # header claims 300 MB, no data follows
+    claim[148:156] = b"        "
+    claim[148:156] = b"%06o\0 " % sum(claim[:512])
+    cases = {
+        "empty": b"", "garbage": os.urandom(4096), "truncated": full[: len(full) // 2],
+        "header_claims_300MB": bytes(claim),
+        "no_caption": tar_bytes([("a.jpg", jpg, tarfile.REGTYPE)]),
+        "json_not_object": tar_bytes([("a.jpg", jpg, tarfile.REGTYPE), ("a.json", b"[1]", tarfile.REGTYPE)]),
+        "caption_bad_utf8": tar_bytes([("a.jpg", jpg, tarfile.REGTYPE), ("a.txt", b"\xff\xfe", tarfile.REGTYPE)]),
+        "symlink_member": tar_bytes([("a.jpg", b"", tarfile.SYMTYPE), ("a.txt", b"x", tarfile.REGTYPE)]),
+        "traversal_names": tar_bytes([("../../x.jpg", jpg, tarfile.REGTYPE), ("../../x.txt", b"c", tarfile.REGTYPE)]),
+        "escape_names": tar_bytes([("e\x1b[2J.jpg", b"junk", tarfile.REGTYPE), ("e\x1b[2J.txt", b"c", tarfile.REGTYPE)]),
+        "bad_image_bytes": tar_bytes([("a.jpg", SECRET, tarfile.REGTYPE), ("a.txt", b"c", tarfile.REGTYPE)]),
+        "gz_corrupt": b"\x1f\x8b\x08\x00" + os.urandom(2000),
+    }
+    for name, data in cases.items():
+        p = os.path.join(tmp, "t_%s.tar" % name) if name != "gz_corrupt" else os.path.join(tmp, "t_gz.tar.gz")
+        write(p, data)
+        # Member names are only keys (nothing is extracted): "../" names are harmless and may succeed.
+        ok = None if name == "traversal_names" else False
+        # Tar shards are read through their index only (the streaming reader was removed, issue 13).
+        run_case("tar/%s" % name, loader(p), expect_ok=ok, secret=(name == "bad_image_bytes"))
+    p = os.path.join(tmp, "t_over_limit.tar")
+    write(p, full)
+    run_case("tar/member_over_max_image_bytes", loader(p, "--max_image_bytes", "1000"), expect_ok=False)
+
+
+def varint(n):
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def parquet_file(footer):
+    return b"PAR1" + footer + struct.pack("<I", len(footer)) + b"PAR1"
+
+
+def parquet_cases(tmp):
+    good = open(PARQUET, "rb").read()
+    flen = struct.unpack("<I", good[-8:-4])[0]
+    rg_amp = b"\x49\xfc" + varint(200000) + b"\x00" * 200000 + b"\x00"
+    cols_amp = b"\x49\xfc" + varint(120) + (b"\x19\xfc" + varint(10000) + b"\x00" * 10000 + b"\x00") * 120 + b"\x00"
+    schema_amp = b"\x29\xfc" + varint(20000) + b"\x00" * 20000 + b"\x00"
+    cases = {
+        "empty": b"", "no_magic": b"x" * 100, "footer_len_huge": b"PAR1" + b"\0" * 16 + struct.pack("<I", 0xFFFFFFF0) + b"PAR1",
+        "footer_len_over_cap": b"PAR1" + b"\0" * (17 << 20) + struct.pack("<I", 17 << 20) + b"PAR1",
+        "row_group_amplification": parquet_file(rg_amp), "column_amplification": parquet_file(cols_amp),
+        "schema_amplification": parquet_file(schema_amp), "random_footer": parquet_file(os.urandom(3000)),
+        "truncated": good[: len(good) // 2] + good[-8:], "zero_footer": parquet_file(b""),
+        "footer_bitflips": good[:-8 - flen] + bytes(b ^ 0x41 if i % 31 == 7 else b for i, b in enumerate(good[-8 - flen:-8])) + good[-8:],
+        "encrypted_magic": good[:-4] + b"PARE",
+    }
+    for name, data in cases.items():
+        p = os.path.join(tmp, "p_%s.parquet" % name)
+        write(p, data)
+        run_case("parquet/%s" % name, loader(p), expect_ok=False)
+
+
+def config_cases(tmp):
+    base = json.load(open(os.path.join(FIXTURE, "config.json")))
+    def variant(**kw):
+        c = json.loads(json.dumps(base))
+        for k, v in kw.items():
+            if "." in k:
+                a, b = k.split(".")
+                c[a][b] = v
+            else:
+                c[k] = v
+        return json.dumps(c)
+    cases = {
+        "not_json": "{", "array": "[]", "heads_2^32+4": variant(num_attention_heads=4294967300),
+        "layers_1e9": variant(num_hidden_layers=1000000000), "intermediate_-5": variant(**{"text_config.intermediate_size": -5}),
+        "num_channels_0": variant(**{"vision_config.num_channels": 0}), "vocab_2e9_float": variant(**{"text_config.vocab_size": 2e9}),
+        "vocab_2e9_int": variant(**{"text_config.vocab_size": 2000000000}),
+        "huge_combo": variant(hidden_size=16384, num_attention_heads=16, **{"text_config.hidden_size": 16384, "vision_config.hidden_size": 16384}),
+        "model_type_bert": variant(model_type="bert"), "text_config_number": variant(**{}).replace('"text_config": {', '"text_config": 3, "x": {', 1),
+        "deep_nesting": '{"a": ' + "[" * 100000 + "]" * 100000 + "}", "image_size_0": variant(**{"vision_config.image_size": 0}),
+        "escape_in_value": variant(model_type="\u001b[2Jbert"),
+    }
+    for name, text in cases.items():
+        d = os.path.join(tmp, "cfg_" + name)
+        shutil.copytree(FIXTURE, d)
+        write(d + "/config.json", text, "w")
+        # deep_nesting hides in an unmodelled field, which is kept verbatim: success is right.
+        run_case("config/%s" % name, ["info", "--model_name_or_path", d], expect_ok=None if name == "deep_nesting" else False)
+
+
+def checkpoint_cases(tmp):
+    # A real run to get genuine checkpoints (tiny preset, 2 steps).
+    src = os.path.join(tmp, "ck_src")
+    args = ["train", "--output_dir", src, "--max_steps", "2", "--save_steps", "1", "--torch_threads", "1",
+            "--eval_steps", "0", "--image_size", "32", "--per_device_train_batch_size", "4"]
+    subprocess.run([EXE] + args, capture_output=True, env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+    def fresh(name):
+        d = os.path.join(tmp, "ck_" + name)
+        shutil.copytree(src, d, symlinks=True)
+        os.remove(d + "/train_results.json")  # an interrupted run: resuming redoes the last step
+        return d
+    def resume(name, d, expect_ok):
+        a = [x if x != src else d for x in args] + ["--resume_from_checkpoint", "latest"]
+        run_case("checkpoint/%s" % name, a, expect_ok=expect_ok)
+    d = fresh("none"); [shutil.rmtree(os.path.join(d, c)) for c in os.listdir(d) if c.startswith("checkpoint-")]
+    resume("no_checkpoints", d, False)
+    d = fresh("newest_no_state"); os.remove(d + "/checkpoint-2/trainer_state.json"); resume("newest_no_state_falls_back", d, True)
+    d = fresh("newest_torn_state"); write(d + "/checkpoint-2/trainer_state.json", b'{"global_step": '); resume("newest_torn_state_falls_back", d, True)
+    d = fresh("newest_bad_safetensors"); write(d + "/checkpoint-2/model.safetensors", b"\xff" * 16); resume("newest_bad_safetensors_falls_back", d, True)
+    d = fresh("all_bad"); [os.remove(os.path.join(d, c, "trainer_state.json")) for c in os.listdir(d) if c.startswith("checkpoint-")]
+    resume("all_incomplete", d, False)
+    d = fresh("old_leftover"); os.rename(d + "/checkpoint-2", d + "/.old-checkpoint-2.99"); resume("old_leftover_restored", d, True)
+    d = fresh("hostile_config"); write(d + "/checkpoint-2/config.json", b'{"num_attention_heads": 4294967300}'); resume("hostile_config", d, False)
+    d = fresh("optimizer_missing"); os.remove(d + "/checkpoint-2/optimizer.safetensors"); resume("optimizer_missing", d, False)
+
+
+def main():
+    if not os.path.exists(EXE):
+        sys.exit("no %s: build first" % EXE)
+    tmp = tempfile.mkdtemp(prefix="bt_hostile_")
+    try:
+        for group in (image_cases, captions_file_cases, tar_cases, parquet_cases, config_cases, checkpoint_cases):
+            group(tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    bad = [r for r in results if r[1]]
+    kinds = {k: sum(1 for r in results for p in r[1] if p.startswith(k)) for k in ("crash", "hang", "rss", "raw", "echoed", "not one", "expected", "exit")}
+    print("\n%d runs: %d crashes, %d hangs, %d over the memory limit (unbounded allocations), %d raw control bytes, "
+          "%d echoed contents, %d messy errors, %d unexpected outcomes; slowest %.1f s"
+          % (len(results), kinds["crash"], kinds["hang"], kinds["rss"], kinds["raw"], kinds["echoed"], kinds["not one"],
+             kinds["expected"] + kinds["exit"], max(r[2] for r in results)))
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()
