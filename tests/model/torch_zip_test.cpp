@@ -87,7 +87,8 @@ TEST_F(TorchZip, MalformedArchivesGiveOneLineErrors) {
       {"bad_absurd_shape.bin", "absurd"},
   };
   for (const auto& [file, needle] : expect) {
-    std::string e = error_of([&] { TorchCheckpoint::open(dir() + "/" + file); });
+    const std::string path = dir() + "/" + file;  // clang 14 cannot capture a structured binding
+    std::string e = error_of([&] { TorchCheckpoint::open(path); });
     EXPECT_NE(e.find(needle), std::string::npos) << file << ": " << e;
     EXPECT_NE(e.find(file), std::string::npos) << e;
     EXPECT_EQ(e.find('\n'), std::string::npos) << e;
