@@ -9,18 +9,12 @@
 #include "parquet/column_chunk.h"
 #include "parquet/metadata.h"
 #include "parquet/parquet_file.h"
+#include "test_util.h"
 
 namespace bt::parquet {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::error_of;
 
 void put_varint(std::vector<uint8_t>& b, uint64_t v) {
   while (v >= 0x80) {

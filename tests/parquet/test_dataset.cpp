@@ -12,16 +12,8 @@
 namespace bt::parquet {
 namespace {
 
+using test::error_of;
 using test::fixture;
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 TEST(ParquetDataset, CaptionsKeysAndImagesMatchTheWriter) {
   nlohmann::json want = test::read_json("images.json")["columns"];

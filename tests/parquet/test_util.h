@@ -1,6 +1,7 @@
-// Helpers shared by the parquet tests: fixture paths, base64, reading files.
+// Helpers shared by the parquet tests: fixture paths, base64, reading files, the message a call fails with.
 #pragma once
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -10,6 +11,16 @@
 #include "common/error.h"
 
 namespace bt::parquet::test {
+
+// The bt::Error message `f` throws, or "(no error)".
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
 
 inline std::string fixture(const std::string& name) { return std::string(BT_PARQUET_FIXTURES) + "/" + name; }
 
