@@ -1,6 +1,7 @@
 // `bridgetune preprocess IMAGE`: runs one image through the media path and writes the result as .npy, so
 // users and other tools (numpy, the Pillow golden scripts) can check it. u8 = HWC RGB after resize + crop,
-// f32 = the normalised CHW tensor the model sees.
+// f32 = the normalised CHW tensor the model sees. With --model_name_or_path, the model folder's vision image_size
+// and preprocessor_config.json mean/std (model/config.h load_pretrained_config), as train and evaluate use them.
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -8,15 +9,19 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/hub_flags.h"
 #include "common/error.h"
 #include "media/npy.h"
 #include "media/transform.h"
+#include "model/config.h"
 
 namespace {
 
 struct PreprocessArgs {
-  std::string image, out, transform = "eval", format = "f32", dct = "auto";
+  std::string image, out, transform = "eval", format = "f32", dct = "auto", model;
+  bt::cli::HubFlags hub;
   int image_size = 288;
+  bool image_size_given = false;
   uint64_t seed = 0;
   uint64_t max_image_pixels = bt::media::kDefaultMaxImagePixels;
 };
@@ -31,12 +36,17 @@ void run(const PreprocessArgs& a) {
   using namespace bt::media;
   TransformSpec spec;
   spec.image_size = a.image_size;
+  if (!a.model.empty()) {  // the model's transform: its image_size (unless given) and mean/std
+    const bt::model::BridgeTowerConfig cfg = bt::model::load_pretrained_config(a.hub.resolve(a.model));
+    if (!a.image_size_given) spec.image_size = cfg.vision.image_size;
+    cfg.image.apply_to(spec);
+  }
   spec.mode = a.transform == "train" ? TransformMode::kTrain : TransformMode::kEval;
   // auto: on for train (speed), off for eval (bit-exact with Pillow).
   spec.dct_scaling = a.dct == "on" || (a.dct == "auto" && spec.mode == TransformMode::kTrain);
   spec.max_image_pixels = a.max_image_pixels;
   const std::vector<uint8_t> bytes = read_file(a.image);
-  const int S = a.image_size;
+  const int S = spec.image_size;
   std::vector<uint8_t> hwc(static_cast<size_t>(S) * S * 3);
   auto scratch = make_scratch();
   try {
@@ -48,7 +58,7 @@ void run(const PreprocessArgs& a) {
     write_npy_u8(a.out, hwc.data(), {S, S, 3});
   } else {
     std::vector<float> chw(hwc.size());
-    normalize_hwc_to_chw(hwc.data(), S, S, chw.data());
+    normalize_hwc_to_chw(hwc.data(), spec, chw.data());
     write_npy_f32(a.out, chw.data(), {3, S, S});
   }
 }
@@ -57,9 +67,14 @@ bt::cli::Registrar reg("preprocess", "Run one image through the eval/train trans
                        [](CLI::App& app) {
   auto a = std::make_shared<PreprocessArgs>();
   app.add_option("IMAGE", a->image, "JPEG or PNG file (format sniffed from its bytes)")->required();
-  app.add_option("--image_size", a->image_size, "Output side in px (288 bridgetower-base, 294 large)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 16384));
+  auto size = app.add_option("--image_size", a->image_size,
+                             "Output side in px (288 bridgetower-base, 294 large; default: the model's, else 288)")
+                  ->capture_default_str()
+                  ->check(CLI::Range(1, 16384));
+  app.add_option("--model_name_or_path", a->model,
+                 "Model folder or hub id (org/name) in the local HF cache: its vision image_size and its "
+                 "preprocessor_config.json mean/std");
+  bt::cli::add_hub_flags(app, &a->hub.revision, &a->hub.cache_dir);
   app.add_option("--transform", a->transform, "eval (resize + center crop) or train (RandomResizedCrop + flip)")
       ->capture_default_str()
       ->check(CLI::IsMember({"eval", "train"}));
@@ -71,11 +86,15 @@ bt::cli::Registrar reg("preprocess", "Run one image through the eval/train trans
       ->check(CLI::IsMember({"on", "off", "auto"}));
   app.add_option("--max_image_pixels", a->max_image_pixels, "Refuse larger images (decompression bombs)")
       ->capture_default_str();
-  app.add_option("--format", a->format, "u8: HWC RGB after resize+crop; f32: normalised CHW (CLIP mean/std)")
+  app.add_option("--format", a->format,
+                 "u8: HWC RGB after resize+crop; f32: normalised CHW (the model's mean/std, else CLIP's)")
       ->capture_default_str()
       ->check(CLI::IsMember({"u8", "f32"}));
   app.add_option("--out", a->out, "Output .npy file")->required();
-  app.callback([a] { run(*a); });
+  app.callback([a, size] {
+    a->image_size_given = size->count() > 0;
+    run(*a);
+  });
 });
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <string_view>
 #include <unordered_map>
 
@@ -90,6 +91,10 @@ Loader::Loader(std::shared_ptr<const data::Dataset> dataset, LoaderOptions optio
   if (opt_.prefetch_batches < 1) fail("--prefetch_batches must be >= 1 (got ", opt_.prefetch_batches, ")");
   if (opt_.batch_size < 1) fail("--batch must be >= 1 (got ", opt_.batch_size, ")");
   if (opt_.transform.image_size < 1) fail("--image_size must be >= 1 (got ", opt_.transform.image_size, ")");
+  for (int c = 0; c < 3; ++c)  // a zero std would fill the batches with inf
+    if (!(opt_.transform.std[c] > 0) || !std::isfinite(opt_.transform.mean[c]) || !std::isfinite(opt_.transform.std[c]))
+      fail("loader: image std[", c, "] must be a finite value > 0 and mean[", c, "] finite (got mean ",
+           opt_.transform.mean[c], ", std ", opt_.transform.std[c], ")");
   if (opt_.output_decoded) opt_.output_float = opt_.output_u8 = false, opt_.decoded_cache_mb = 0;
   if (!opt_.output_float && !opt_.output_u8 && !opt_.output_decoded)
     fail("loader: neither float nor uint8 nor decoded output requested");
@@ -214,7 +219,7 @@ bool Loader::try_sample(Worker& w, size_t row, uint8_t* u8, float* f32, BatchTim
     auto t0 = Clock::now();
     if (cache_->get(w.key, u8, px)) {
       ++hits;
-      if (f32) w.tf->normalize(u8, S, f32);
+      if (f32) w.tf->normalize(u8, opt_.transform, f32);
       t.normalize_s += since(t0);
       return true;
     }
@@ -246,7 +251,7 @@ bool Loader::try_sample(Worker& w, size_t row, uint8_t* u8, float* f32, BatchTim
   }
   auto t1 = Clock::now();
   if (cached) cache_->put(w.key, u8, px);
-  if (f32) w.tf->normalize(u8, S, f32);
+  if (f32) w.tf->normalize(u8, opt_.transform, f32);
   t.normalize_s += since(t1);
   return true;
 }

@@ -14,8 +14,8 @@ class MediaTransform final : public SampleTransform {
              media::TransformTiming* timing) override {
     media::transform_to_u8(encoded, spec, seed, out, *scratch_, timing);
   }
-  void normalize(const uint8_t* hwc, int size, float* chw) override {
-    media::normalize_hwc_to_chw(hwc, size, size, chw);
+  void normalize(const uint8_t* hwc, const media::TransformSpec& spec, float* chw) override {
+    media::normalize_hwc_to_chw(hwc, spec, chw);
   }
   void decode_only(std::span<const uint8_t> encoded, const media::TransformSpec& spec, uint64_t seed,
                    DecodedSample& meta, AlignedBuffer<uint8_t>& out, media::TransformTiming* timing) override {

@@ -19,7 +19,8 @@ class SampleTransform {
   // Writes spec.image_size^2 * 3 bytes to out_hwc; throws bt::Error (reason only) on bad input.
   virtual void to_u8(std::span<const uint8_t> encoded, const media::TransformSpec& spec, uint64_t sample_seed,
                      uint8_t* out_hwc, media::TransformTiming* timing) = 0;
-  virtual void normalize(const uint8_t* hwc, int size, float* chw) = 0;
+  // spec.image_size^2 HWC pixels -> float CHW, normalised with spec.mean / spec.std.
+  virtual void normalize(const uint8_t* hwc, const media::TransformSpec& spec, float* chw) = 0;
   // Decode-only mode (LoaderOptions::output_decoded): fills `meta` (all but offset) and writes the pixels to
   // pack into `out` (loader/decode_only.h). The default throws bt::Error: not every transform supports it.
   virtual void decode_only(std::span<const uint8_t> encoded, const media::TransformSpec& spec, uint64_t sample_seed,

@@ -10,9 +10,11 @@
 //    probability hflip_p, the random draws taken from `sample_seed` only.
 //  - Bad input (corrupt/truncated/unsupported bytes, more than spec.max_image_pixels pixels) throws
 //    bt::Error with the reason only; the caller prefixes which file/row it was.
-//  - normalize_hwc_to_chw() maps uint8 HWC to float CHW: (x / 255 - mean[c]) / std[c].
+//  - normalize_hwc_to_chw() maps uint8 HWC to float CHW: (x / 255 - mean[c]) / std[c], with the spec's mean/std
+//    (CLIP's unless the model folder's preprocessor_config.json names others: model/preprocessor.h).
 //  - MediaScratch holds per-thread reusable buffers (decode output, resize intermediates); one per worker.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -36,6 +38,10 @@ struct TransformSpec {
   double scale_min = 0.08, scale_max = 1.0;
   double ratio_min = 3.0 / 4.0, ratio_max = 4.0 / 3.0;
   double hflip_p = 0.5;
+  // The float output's normalisation, (x / 255 - mean[c]) / std[c]: the one copy every normalising path reads
+  // (the CPU loader, `evaluate`, the GPU media pipeline's lookup table, the Python module).
+  std::array<float, 3> mean{kClipMean[0], kClipMean[1], kClipMean[2]};
+  std::array<float, 3> std{kClipStd[0], kClipStd[1], kClipStd[2]};
 };
 
 struct TransformTiming {
@@ -61,5 +67,9 @@ void transform_to_u8(std::span<const uint8_t> encoded, const TransformSpec& spec
 
 void normalize_hwc_to_chw(const uint8_t* hwc, int width, int height, float* chw,
                           const float mean[3] = kClipMean, const float std[3] = kClipStd);
+// The spec's square output (image_size^2 pixels) with the spec's mean/std.
+inline void normalize_hwc_to_chw(const uint8_t* hwc, const TransformSpec& spec, float* chw) {
+  normalize_hwc_to_chw(hwc, spec.image_size, spec.image_size, chw, spec.mean.data(), spec.std.data());
+}
 
 }  // namespace bt::media

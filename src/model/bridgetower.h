@@ -66,7 +66,7 @@ class PretrainedModel : public torch::nn::Module {
   // line on stderr.
   void load_weights(const std::string& dir, bool allow_missing_heads = false);
   // config.json (architectures = this class) + model.safetensors (F32, every parameter) +
-  // preprocessor_config.json (the image transform), all atomic.
+  // preprocessor_config.json (the vision image_size and config().image's mean/std), all atomic.
   void save_pretrained(const std::string& dir) const;
   int64_t count_parameters(bool trainable_only = false) const;
   // HF _init_weights, then the head-specific constants (logit_scale, link-tower scalars).
@@ -126,8 +126,9 @@ class BridgeTowerForMaskedLMImpl : public PretrainedModel {
 };
 TORCH_MODULE(BridgeTowerForMaskedLM);
 
-// Reads dir/config.json, builds the model and loads its weights. Heads absent from the checkpoint (e.g. a
-// plain BridgeTowerModel checkpoint) keep their random init when allow_missing_heads.
+// Reads dir/config.json (and preprocessor_config.json: load_pretrained_config), builds the model and loads its
+// weights. Heads absent from the checkpoint (e.g. a plain BridgeTowerModel checkpoint) keep their random init
+// when allow_missing_heads.
 BridgeTowerForContrastiveLearning load_contrastive(const std::string& dir, bool allow_missing_heads = false);
 
 // AdamW parameter groups, HF Trainer style: biases and LayerNorm weights get no weight decay.

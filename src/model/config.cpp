@@ -246,6 +246,12 @@ BridgeTowerConfig load_config(const std::string& path) {
   return config_from_json(j, path);
 }
 
+BridgeTowerConfig load_pretrained_config(const std::string& dir) {
+  BridgeTowerConfig c = load_config(dir + "/config.json");
+  c.image = image_normalization_of(dir, c.vision.image_size);
+  return c;
+}
+
 void save_config(const BridgeTowerConfig& c, const std::string& path) {
   std::string text = c.to_json().dump(2) + "\n";
   st::write_file_atomic(path, {text});

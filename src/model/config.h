@@ -1,9 +1,12 @@
 // BridgeTower configuration, as Hugging Face's config.json of model_type "bridgetower" (nested text_config /
 // vision_config; missing fields take HF's defaults). Torch-free. to_json() writes the HF layout back, keeping
 // any fields this struct does not model (e.g. architectures, torch_dtype) from the file it was read from.
+// `image` is the model folder's other half, preprocessor_config.json's normalisation (model/preprocessor.h).
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
+
+#include "model/preprocessor.h"
 
 namespace bt::model {
 
@@ -56,6 +59,9 @@ struct BridgeTowerConfig {
   double logit_scale_init_value = 2.6592;
   nlohmann::json extra = nlohmann::json::object();  // unmodelled fields, written back verbatim
   std::string source;  // the file it was read from, for messages ("" for presets); not written back
+  // The pixel normalisation the model takes: from preprocessor_config.json (load_pretrained_config), CLIP's for
+  // presets; not part of config.json (save_pretrained writes it to preprocessor_config.json).
+  ImageNormalization image;
 
   // Checks the invariants the model relies on and upper bounds on every size (so a hostile config.json
   // cannot ask for an unbounded allocation); throws bt::Error naming `what` and the field.
@@ -67,6 +73,8 @@ struct BridgeTowerConfig {
 
 BridgeTowerConfig config_from_json(const nlohmann::json& j, const std::string& what);
 BridgeTowerConfig load_config(const std::string& path);
+// A model folder's dir/config.json, with `image` from dir/preprocessor_config.json (image_normalization_of).
+BridgeTowerConfig load_pretrained_config(const std::string& dir);
 // Written atomically.
 void save_config(const BridgeTowerConfig& c, const std::string& path);
 

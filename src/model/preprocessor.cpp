@@ -1,6 +1,8 @@
 #include "model/preprocessor.h"
 
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -29,6 +31,13 @@ std::array<double, 3> triple(const nlohmann::json& v, const std::string& path, c
 
 }  // namespace
 
+void ImageNormalization::apply_to(media::TransformSpec& spec) const {
+  for (int c = 0; c < 3; ++c) {
+    spec.mean[c] = static_cast<float>(mean[c]);
+    spec.std[c] = static_cast<float>(std[c]);
+  }
+}
+
 ImageProcessorConfig read_preprocessor_config(const std::string& path) {
   std::ifstream in(path);
   if (!in) bt::fail(path, ": cannot open");
@@ -37,30 +46,30 @@ ImageProcessorConfig read_preprocessor_config(const std::string& path) {
   ImageProcessorConfig c;
   if (j.contains("size")) c.shortest_edge = c.crop_size = edge(j["size"], path, "size");
   if (j.contains("crop_size") && !j["crop_size"].is_null()) c.crop_size = edge(j["crop_size"], path, "crop_size");
-  if (j.contains("image_mean")) c.mean = triple(j["image_mean"], path, "image_mean");
-  if (j.contains("image_std")) c.std = triple(j["image_std"], path, "image_std");
+  if (j.contains("image_mean")) c.norm.mean = triple(j["image_mean"], path, "image_mean");
+  if (j.contains("image_std")) c.norm.std = triple(j["image_std"], path, "image_std");
+  for (int k = 0; k < 3; ++k)
+    if (!(c.norm.std[k] > 0) || !std::isfinite(c.norm.std[k]) || !std::isfinite(c.norm.mean[k]))
+      bt::fail(path, ": \"image_std\" must be finite numbers > 0 and \"image_mean\" finite (entry ", k, ")");
   if (j.contains("do_center_crop") && j["do_center_crop"].is_boolean()) c.center_crop = j["do_center_crop"].get<bool>();
   if (j.contains("do_normalize") && j["do_normalize"].is_boolean()) c.normalize = j["do_normalize"].get<bool>();
   return c;
 }
 
-void check_preprocessor_matches(const ImageProcessorConfig& c, int image_size, const std::string& path) {
-  const ImageProcessorConfig ours;
-  auto close = [](const std::array<double, 3>& a, const std::array<double, 3>& b) {
-    for (int k = 0; k < 3; ++k)
-      if (std::abs(a[k] - b[k]) > 1e-6) return false;
-    return true;
-  };
+ImageNormalization image_normalization_of(const std::string& dir, int image_size) {
+  const std::string path = dir + "/preprocessor_config.json";
+  if (!std::filesystem::exists(path)) return {};
+  const ImageProcessorConfig c = read_preprocessor_config(path);
   if (c.shortest_edge != image_size || c.crop_size != image_size || !c.center_crop)
-    bt::fail(path, ": resizes to ", c.shortest_edge, " and crops to ", c.crop_size, (c.center_crop ? "" : " (no crop)"),
-             ", but the model's vision image_size is ", image_size,
-             "; bridgetune resizes the shortest edge to image_size and center-crops it (fix the file or config.json)");
-  if (!c.normalize || !close(c.mean, ours.mean) || !close(c.std, ours.std))
-    bt::fail(path, ": image_mean/image_std differ from CLIP's, the only normalisation bridgetune's transform runs");
+    std::fprintf(stderr,
+                 "%s: resizes to %d and crops to %d%s, but the model's vision image_size is %d: bridgetune resizes "
+                 "the shortest edge to %d and center-crops it (the position embeddings are sized for it), "
+                 "normalising with the file's image_mean/image_std\n",
+                 path.c_str(), c.shortest_edge, c.crop_size, c.center_crop ? "" : " (no crop)", image_size, image_size);
+  return c.norm;
 }
 
-void write_preprocessor_config(const std::string& path, int image_size) {
-  const ImageProcessorConfig c;
+void write_preprocessor_config(const std::string& path, int image_size, const ImageNormalization& norm) {
   nlohmann::json j = {{"image_processor_type", "BridgeTowerImageProcessor"},
                       {"do_resize", true},
                       {"size", {{"shortest_edge", image_size}}},
@@ -69,8 +78,8 @@ void write_preprocessor_config(const std::string& path, int image_size) {
                       {"do_rescale", true},
                       {"rescale_factor", 1.0 / 255},
                       {"do_normalize", true},
-                      {"image_mean", c.mean},
-                      {"image_std", c.std},
+                      {"image_mean", norm.mean},
+                      {"image_std", norm.std},
                       {"do_center_crop", true},
                       {"crop_size", {{"height", image_size}, {"width", image_size}}},
                       {"do_pad", true}};

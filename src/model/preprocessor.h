@@ -1,26 +1,45 @@
 // preprocessor_config.json, the image half of a Hugging Face BridgeTower folder (BridgeTowerImageProcessor),
-// torch-free. bridgetune's image transform is fixed (resize the shortest edge to the vision image_size with
-// bicubic, center crop to it, CLIP mean/std), so a checkpoint's file is read to check that it describes that
-// transform, and written so every folder bridgetune saves is a complete HF model folder.
+// torch-free. A checkpoint's file drives bridgetune's image transform the way HF's run_clip.py example runs it
+// (Transform(config.vision_config.image_size, image_processor.image_mean, image_processor.image_std)): the file's
+// image_mean/image_std normalise the pixels; the output side is always the model's vision image_size, because the
+// position embeddings are sized for it (resize the shortest edge to it with bicubic, center crop). Every folder
+// bridgetune saves gets the file back, with the normalisation the model was trained with.
 #pragma once
 #include <array>
 #include <string>
 
+#include "media/transform.h"
+
 namespace bt::model {
+
+inline constexpr std::array<double, 3> kClipMean{0.48145466, 0.4578275, 0.40821073};
+inline constexpr std::array<double, 3> kClipStd{0.26862954, 0.26130258, 0.27577711};
+
+// The pixel normalisation of a model, (x / 255 - mean[c]) / std[c]: what its preprocessor_config.json says, or
+// CLIP's. Doubles, so that a saved file repeats the numbers it was read with.
+struct ImageNormalization {
+  std::array<double, 3> mean = kClipMean, std = kClipStd;
+  // The float copy the transform runs with (media::TransformSpec::mean/std).
+  void apply_to(media::TransformSpec& spec) const;
+};
 
 struct ImageProcessorConfig {
   int shortest_edge = 288, crop_size = 288;  // "size" ({"shortest_edge": n} or n); "crop_size" (absent: size)
-  std::array<double, 3> mean{0.48145466, 0.4578275, 0.40821073}, std{0.26862954, 0.26130258, 0.27577711};
+  ImageNormalization norm;                   // "image_mean" / "image_std"
   bool center_crop = true, normalize = true;
 };
 
-// Throws bt::Error naming the file on unreadable JSON or malformed fields.
+// Throws bt::Error naming the file on unreadable JSON or malformed fields (a mean/std that is not 3 numbers, a
+// std that is not > 0).
 ImageProcessorConfig read_preprocessor_config(const std::string& path);
 
-// Throws bt::Error (naming `path` and what differs) unless `c` is the transform bridgetune runs at image_size.
-void check_preprocessor_matches(const ImageProcessorConfig& c, int image_size, const std::string& path);
+// The normalisation of model folder `dir`: its preprocessor_config.json's image_mean/image_std (CLIP's when the
+// folder has no such file; do_normalize is not consulted, as the HF example does not). A file whose size or
+// crop_size differs from image_size is named in one line on stderr saying that image_size is used and why.
+// Throws bt::Error naming the file when it is malformed.
+ImageNormalization image_normalization_of(const std::string& dir, int image_size);
 
-// The BridgeTowerImageProcessor file for bridgetune's transform at image_size (atomic write).
-void write_preprocessor_config(const std::string& path, int image_size);
+// The BridgeTowerImageProcessor file for bridgetune's transform at image_size with `norm` (atomic write).
+void write_preprocessor_config(const std::string& path, int image_size, const ImageNormalization& norm);
 
 }  // namespace bt::model

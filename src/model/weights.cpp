@@ -249,11 +249,12 @@ void PretrainedModel::save_pretrained(const std::string& dir) const {
   c.extra["architectures"] = {architecture()};
   c.extra["torch_dtype"] = "float32";
   save_config(c, dir + "/config.json");
-  write_preprocessor_config(dir + "/preprocessor_config.json", cfg_.vision.image_size);  // a complete HF folder
+  // A complete HF folder, with the normalisation the model was trained with.
+  write_preprocessor_config(dir + "/preprocessor_config.json", cfg_.vision.image_size, cfg_.image);
 }
 
 BridgeTowerForContrastiveLearning load_contrastive(const std::string& dir, bool allow_missing_heads) {
-  BridgeTowerForContrastiveLearning m(load_config(dir + "/config.json"));
+  BridgeTowerForContrastiveLearning m(load_pretrained_config(dir));
   m->load_weights(dir, allow_missing_heads);
   return m;
 }

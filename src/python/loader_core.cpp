@@ -8,24 +8,6 @@
 namespace bt::py {
 namespace {
 
-// Delegates the image work to bt::media and only swaps the normalisation constants.
-class Normalizing : public loader::SampleTransform {
- public:
-  Normalizing(std::array<float, 3> mean, std::array<float, 3> std)
-      : inner_(loader::make_media_transform()), mean_(mean), std_(std) {}
-  void to_u8(std::span<const uint8_t> encoded, const media::TransformSpec& spec, uint64_t seed, uint8_t* out,
-             media::TransformTiming* timing) override {
-    inner_->to_u8(encoded, spec, seed, out, timing);
-  }
-  void normalize(const uint8_t* hwc, int size, float* chw) override {
-    media::normalize_hwc_to_chw(hwc, size, size, chw, mean_.data(), std_.data());
-  }
-
- private:
-  std::unique_ptr<loader::SampleTransform> inner_;
-  std::array<float, 3> mean_, std_;
-};
-
 void check(const CoreOptions& o) {
   if (o.batch_size < 1) fail("batch_size must be >= 1 (got ", o.batch_size, ")");
   if (o.num_workers < 0) fail("num_workers must be >= 0 (got ", o.num_workers, ")");
@@ -50,10 +32,6 @@ media::TransformSpec transform_spec(int image_size, const std::string& transform
   return spec;
 }
 
-loader::TransformFactory normalizing_transform(std::array<float, 3> mean, std::array<float, 3> std) {
-  return [mean, std] { return std::make_unique<Normalizing>(mean, std); };
-}
-
 LoaderCore::LoaderCore(CoreOptions o) : opt_(std::move(o)) {
   check(opt_);
   source::SourceOptions so;
@@ -69,6 +47,8 @@ LoaderCore::LoaderCore(CoreOptions o) : opt_(std::move(o)) {
   lo.prefetch_batches = opt_.prefetch_batches;
   lo.batch_size = opt_.batch_size;
   lo.transform = transform_spec(opt_.image_size, opt_.transform, opt_.jpeg_dct_scaling);
+  lo.transform.mean = opt_.mean;  // the one copy the loader's normalisation reads
+  lo.transform.std = opt_.std;
   lo.on_bad_sample = so.on_bad == data::OnBad::kSkip ? loader::OnBadSample::kSkip : loader::OnBadSample::kError;
   lo.decoded_cache_mb = opt_.decoded_cache_mb;
   lo.image_column = opt_.image_column;
@@ -80,9 +60,6 @@ LoaderCore::LoaderCore(CoreOptions o) : opt_(std::move(o)) {
   lo.sampler.drop_last = opt_.drop_last;
   lo.sampler.dedupe_images_in_batch = opt_.dedupe_images_in_batch;
   if (opt_.shuffle) src_.apply_order(lo.sampler);
-  const bool clip = opt_.mean == std::array<float, 3>{media::kClipMean[0], media::kClipMean[1], media::kClipMean[2]} &&
-                    opt_.std == std::array<float, 3>{media::kClipStd[0], media::kClipStd[1], media::kClipStd[2]};
-  if (!clip) lo.transform_factory = normalizing_transform(opt_.mean, opt_.std);
   loader_ = std::make_shared<loader::Loader>(src_.dataset, std::move(lo));
 }
 

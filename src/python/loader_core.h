@@ -74,7 +74,4 @@ class LoaderCore {
 // The loader's transform settings for these options (shared with bridgetune.preprocess).
 media::TransformSpec transform_spec(int image_size, const std::string& transform, int jpeg_dct_scaling);
 
-// bt::media's transform with the given normalisation constants.
-loader::TransformFactory normalizing_transform(std::array<float, 3> mean, std::array<float, 3> std);
-
 }  // namespace bt::py

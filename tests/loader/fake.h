@@ -67,8 +67,8 @@ class FakeTransform : public SampleTransform {
       out[i] = static_cast<uint8_t>(encoded[i % encoded.size()] * (i + 1) + (s >> (8 * (i % 8))));
     if (timing) timing->decode_s += 1e-6;
   }
-  void normalize(const uint8_t* hwc, int size, float* chw) override {
-    const size_t plane = static_cast<size_t>(size) * size;
+  void normalize(const uint8_t* hwc, const media::TransformSpec& spec, float* chw) override {
+    const size_t plane = static_cast<size_t>(spec.image_size) * spec.image_size;
     for (size_t p = 0; p < plane; ++p)
       for (int c = 0; c < 3; ++c) chw[c * plane + p] = hwc[p * 3 + c] / 255.0f - 0.5f;
   }

@@ -1,5 +1,6 @@
 // The loader with the real media pipeline on small JPEGs made here with TurboJPEG: worker-count
-// independence, equality with a direct media::transform_to_u8 call, and a corrupt file's error message.
+// independence, equality with a direct media::transform_to_u8 call, a corrupt file's error message, and the
+// spec's normalisation.
 #include <gtest/gtest.h>
 #include <turbojpeg.h>
 
@@ -118,6 +119,30 @@ TEST(MediaLoader, CacheGivesTheSameCrops) {
     if (mb) EXPECT_GT(l.stats().cache_hits, 0u);
   }
   EXPECT_EQ(out[0], out[1]);
+}
+
+// The spec's mean/std (a model's preprocessor_config.json) normalise every float, cached crops included; a std
+// that is not > 0 is refused.
+TEST(MediaLoader, TheSpecsMeanAndStdNormalise) {
+  auto ds = std::make_shared<JpegDataset>(10);
+  auto o = opts(2);
+  o.decoded_cache_mb = 8;
+  o.transform.mean = {0.25f, 0.5f, 0.75f};
+  o.transform.std = {0.125f, 0.25f, 0.5f};
+  Loader l(ds, o);
+  const size_t plane = 32 * 32;
+  for (int epoch = 0; epoch < 2; ++epoch) {  // the second epoch from the cache
+    l.start_epoch(0);
+    while (auto b = l.next())
+      for (size_t i = 0; i < size_t(b->size); ++i)
+        for (size_t p = 0; p < plane; ++p)
+          for (size_t c = 0; c < 3; ++c)
+            ASSERT_EQ(b->pixels[(i * 3 + c) * plane + p],
+                      (float(b->pixels_u8[(i * plane + p) * 3 + c]) / 255.0f - o.transform.mean[c]) / o.transform.std[c]);
+  }
+  EXPECT_GT(l.stats().cache_hits, 0u);
+  o.transform.std[1] = 0;
+  EXPECT_THROW(Loader(ds, o), Error);
 }
 
 }  // namespace

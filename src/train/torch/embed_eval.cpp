@@ -51,6 +51,7 @@ torch::Tensor embed_images(model::BridgeTowerForContrastiveLearning& model, std:
   lo.num_workers = o.num_workers;
   lo.batch_size = o.batch_size;
   lo.transform.image_size = o.image_size;
+  model->config().image.apply_to(lo.transform);  // the mean/std the model was trained with
   lo.on_bad_sample = o.on_bad_sample;
   lo.decoded_cache_mb = 0;
   lo.sampler.shuffle = false;

@@ -4,7 +4,8 @@
 //
 // Contract:
 //  - Each distinct image (by Dataset::image_key) and each distinct text is encoded once, in batches of
-//    batch_size; images go through the loader (decode + eval transform, num_workers threads).
+//    batch_size; images go through the loader (decode + eval transform, num_workers threads), normalised
+//    with the model's config().image (its preprocessor_config.json's mean/std).
 //  - on_bad_sample skip: an image that cannot be read or decoded drops its rows (counted in `skipped`);
 //    error: the first such image throws bt::Error naming it.
 //  - Embeddings are L2-normalised, so similarities are cosines; the model is in eval mode meanwhile (restored).

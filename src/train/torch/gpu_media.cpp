@@ -87,7 +87,7 @@ void GpuMediaPipeline::submit(const loader::Batch& b) {
   s.done.synchronize();  // its last kernel (a batch already taken) no longer reads the pinned buffer
   cuda::specs_of(d.samples, s.specs, s.offsets);
   const cuda::OutputType type = m.o.bf16 ? cuda::OutputType::kBFloat16 : cuda::OutputType::kFloat32;
-  s.resize.Setup(s.specs, s.offsets, d.bytes, m.o.image_size, type);
+  s.resize.Setup(s.specs, s.offsets, d.bytes, m.o.image_size, type, m.o.mean.data(), m.o.std.data());
   uint8_t* host = s.pinned.reserve(std::max<size_t>(d.bytes, 1));
   std::memcpy(host, d.packed.data(), d.bytes);
   Pending p;
@@ -166,8 +166,17 @@ bool GpuMediaPipeline::available(std::string* why) {
 
 // ---- GpuMediaSource (builds everywhere; the pipeline member throws without CUDA) ----
 
+namespace {
+// The loader's mean/std for the kernel: one normalisation, whichever side resizes.
+GpuMediaOptions normalised_as(GpuMediaOptions o, const loader::Loader& l) {
+  o.mean = l.options().transform.mean;
+  o.std = l.options().transform.std;
+  return o;
+}
+}  // namespace
+
 GpuMediaSource::GpuMediaSource(loader::Loader& loader, const text::Tokenizer& tok, int max_len, GpuMediaOptions o)
-    : loader_(loader), tok_(tok), max_len_(max_len), device_(o.device), pipe_(o) {
+    : loader_(loader), tok_(tok), max_len_(max_len), device_(o.device), pipe_(normalised_as(o, loader)) {
   if (!loader_.options().output_decoded)
     fail("--use_media_pipeline: the train loader must run in decode-only mode (LoaderOptions::output_decoded)");
 }

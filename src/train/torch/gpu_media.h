@@ -17,6 +17,7 @@
 #pragma once
 #include <torch/torch.h>
 
+#include <array>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -34,6 +35,10 @@ struct GpuMediaOptions {
   bool bf16 = false;  // output dtype: bf16 (--bf16) else fp32
   torch::Device device = torch::Device(torch::kCUDA, 0);
   int max_in_flight = 3;  // submitted but not yet taken; submit() blocks on the oldest beyond this
+  // The normalisation of the kernel's lookup table; GpuMediaSource takes it from its loader's TransformSpec, so the
+  // GPU path normalises exactly as the CPU loader would (the model folder's mean/std, else CLIP's).
+  std::array<float, 3> mean{media::kClipMean[0], media::kClipMean[1], media::kClipMean[2]};
+  std::array<float, 3> std{media::kClipStd[0], media::kClipStd[1], media::kClipStd[2]};
 };
 
 class GpuMediaPipeline {

@@ -158,12 +158,13 @@ std::pair<std::string, std::string> make_demo_data(const fs::path& out, bool qui
   return {(base / "train").string(), (base / "validation").string()};
 }
 
-loader::LoaderOptions loader_options(const TrainOptions& o, int image_size, int batch, bool train) {
+loader::LoaderOptions loader_options(const TrainOptions& o, const model::BridgeTowerConfig& cfg, int batch, bool train) {
   loader::LoaderOptions lo;
   lo.num_workers = o.dataloader_num_workers;
   lo.prefetch_batches = std::max(o.prefetch_batches, 1);
   lo.batch_size = batch;
-  lo.transform.image_size = image_size;
+  lo.transform.image_size = cfg.vision.image_size;
+  cfg.image.apply_to(lo.transform);  // the model folder's mean/std (preprocessor_config.json), else CLIP's
   lo.transform.dct_scaling = o.jpeg_dct_scaling;
   lo.transform.mode = train && o.train_transform == "train" ? media::TransformMode::kTrain : media::TransformMode::kEval;
   lo.on_bad_sample = o.on_bad_sample == "skip" ? loader::OnBadSample::kSkip : loader::OnBadSample::kError;
@@ -274,13 +275,11 @@ TrainSummary run_train(const TrainOptions& options) {
   model::BridgeTowerConfig cfg;
   std::optional<text::Tokenizer> tok;
   if (!resume_dir.empty()) {
-    cfg = model::load_config((resume_dir / "config.json").string());
+    cfg = model::load_pretrained_config(resume_dir.string());
     tok = text::Tokenizer::from_dir(resume_dir.string());
   } else if (!o.model_name_or_path.empty()) {
-    cfg = model::load_config((fs::path(o.model_name_or_path) / "config.json").string());
+    cfg = model::load_pretrained_config(o.model_name_or_path);  // + preprocessor_config.json's mean/std
     tok = text::Tokenizer::from_dir(o.model_name_or_path);
-    if (auto pp = fs::path(o.model_name_or_path) / "preprocessor_config.json"; fs::exists(pp))  // HF's image transform
-      model::check_preprocessor_matches(model::read_preprocessor_config(pp.string()), cfg.vision.image_size, pp.string());
   } else {
     cfg = model::preset(o.model_preset);
     if (o.image_size > 0) cfg.vision.image_size = o.image_size;
@@ -347,7 +346,7 @@ TrainSummary run_train(const TrainOptions& options) {
 
   // Loaders and the step plan.
   // Several ranks with dedupe: dedupe the global batch once (the same order on every rank), then shard it.
-  loader::LoaderOptions train_lo = loader_options(o, image_size, B, true);
+  loader::LoaderOptions train_lo = loader_options(o, cfg, B, true);
   train_lo.sampler.row_group_ends = train_locality.row_group_ends;
   train_lo.sampler.shuffle_window_groups = train_locality.shuffle_window_groups;
   std::shared_ptr<loader::GlobalOrderView> global_view;
@@ -369,7 +368,7 @@ TrainSummary run_train(const TrainOptions& options) {
                  total_steps};
   std::unique_ptr<loader::Loader> val_loader;
   if (val_ds)
-    val_loader = std::make_unique<loader::Loader>(val_ds, loader_options(o, image_size, o.per_device_eval_batch_size, false));
+    val_loader = std::make_unique<loader::Loader>(val_ds, loader_options(o, cfg, o.per_device_eval_batch_size, false));
 
   TrainerState st;
   st.settings = {{"per_device_train_batch_size", B},

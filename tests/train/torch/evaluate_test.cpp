@@ -1,10 +1,13 @@
 // `bridgetune evaluate` and its scoring (train/torch/embed_eval.h): matching agrees with scoring every
 // (image, choice) pair through the full forward pass, retrieval agrees with the trainer's pair-forward eval, and
-// bad rows give one-line errors naming file and line (or counted skips).
+// bad rows give one-line errors naming file and line (or counted skips); a model folder's preprocessor_config.json
+// mean/std normalise the pixels of evaluate and of the trainer.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "data/captions_dataset.h"
@@ -190,4 +193,95 @@ TEST_F(Evaluate, CliReadsAHubDatasetSplit) {
   EXPECT_NE(test::slurp(root_ / "hubeval_dev.log").find("--split dev: config 'matching' of"), std::string::npos)
       << test::slurp(root_ / "hubeval_dev.log");
   EXPECT_NE(test::slurp(root_ / "hubeval_dev.log").find("(splits: test)"), std::string::npos);
+}
+
+// A model folder whose preprocessor_config.json names another normalisation (and another size, as an HF repo for a
+// larger model might): the trainer's loaders and `evaluate`'s embedding path normalise with its mean/std, the output
+// stays the model's image_size (one log line says so), and the folder the trainer writes keeps the mean/std.
+TEST_F(Evaluate, PreprocessorConfigMeanStdDriveTrainAndEvaluate) {
+  const fs::path odd = root_ / "odd", out = root_ / "odd_out";
+  fs::remove_all(odd);
+  fs::copy(root_ / "model", odd, fs::copy_options::recursive);
+  const std::array<double, 3> mean{0.25, 0.5, 0.75}, stdv{0.125, 0.25, 0.5};
+  std::ofstream(odd / "preprocessor_config.json")
+      << nlohmann::json{{"image_processor_type", "BridgeTowerImageProcessor"}, {"size", {{"shortest_edge", 288}}},
+                        {"image_mean", mean}, {"image_std", stdv}}.dump();
+  auto m = model::load_contrastive(odd.string());
+  ASSERT_EQ(m->config().image.mean, mean);
+  ASSERT_EQ(m->config().image.std, stdv);
+  auto tok = text::Tokenizer::from_dir(odd.string());
+
+  // The loader, configured from the folder: pixel_values == (x / 255 - mean) / std for every value.
+  std::shared_ptr<const data::Dataset> ds(data::open_dataset((root_ / "data").string()));
+  auto loader_for = [&](const model::ImageNormalization& norm, int batch, bool u8) {
+    loader::LoaderOptions lo;
+    lo.num_workers = 1, lo.batch_size = batch, lo.output_u8 = u8;
+    lo.transform.image_size = 32;  // and the trainer's default --jpeg_dct_scaling true: its val loader's spec
+    norm.apply_to(lo.transform);
+    lo.sampler.shuffle = false, lo.sampler.batch_size = size_t(batch);
+    return std::make_unique<loader::Loader>(ds, lo);
+  };
+  auto l = loader_for(m->config().image, int(ds->size()), true);
+  l->start_epoch(0);
+  auto b = l->next();
+  const size_t plane = 32 * 32;
+  for (size_t i = 0; i < size_t(b->size); ++i)
+    for (size_t p = 0; p < plane; ++p)
+      for (size_t c = 0; c < 3; ++c)
+        ASSERT_EQ(b->pixels[(i * 3 + c) * plane + p],
+                  (float(b->pixels_u8[(i * plane + p) * 3 + c]) / 255.0f - float(mean[c])) / float(stdv[c]))
+            << "sample " << i << " pixel " << p << " channel " << c;
+
+  // evaluate's path: the matching scores are those of the full forward on these pixels, not on CLIP's.
+  const std::string file = (root_ / "data" / "matching.jsonl").string();
+  auto parsed = data::read_matching_file(file);
+  auto set = train::matching_set_of(parsed, file, (root_ / "data").string());
+  set.rows.resize(3);
+  train::EmbedOptions eo = options();
+  eo.num_workers = 0;
+  auto r = train::evaluate_matching(m, tok, set, eo);
+  std::map<std::string, torch::Tensor> odd_pixels;
+  auto all = torch::from_blob(b->pixels.data(), {b->size, 3, 32, 32}, torch::kFloat32);
+  for (int i = 0; i < b->size; ++i) odd_pixels[b->image_keys[size_t(i)]] = all[i];
+  const auto clip_pixels = pixels_by_path(root_ / "data");
+  {
+    torch::NoGradGuard ng;
+    m->eval();
+    for (size_t k = 0; k < set.rows.size(); ++k) {
+      const std::string key = (root_ / "data" / parsed.rows[k].image).lexically_normal().string();
+      ASSERT_TRUE(odd_pixels.count(key)) << key;
+      auto ids = tok.encode(parsed.rows[k].choices[0], true, 128);
+      auto t = torch::tensor(std::vector<int64_t>(ids.begin(), ids.end())).unsqueeze(0);
+      auto score = [&](const torch::Tensor& px) {
+        auto o = m->forward(px.unsqueeze(0), t, torch::ones_like(t), false);
+        return (o.text_embeds * o.image_embeds).sum().item<float>();
+      };
+      EXPECT_NEAR(score(odd_pixels.at(key)), r.answers[k].scores[0], 2e-4) << "row " << k;
+      EXPECT_GT(std::abs(score(clip_pixels.at(key)) - r.answers[k].scores[0]), 1e-3) << "row " << k;
+    }
+  }
+
+  // The trainer: one step at learning rate 0 leaves the weights, so its end-of-run eval loss is that of its
+  // validation loader's pixels; they must be the folder's normalisation, and the folder it writes keeps it.
+  const std::vector<std::string> args = {
+      "train", "--model_name_or_path", odd.string(), "--train_file", (root_ / "data").string(), "--validation_file",
+      (root_ / "data").string(), "--output_dir", out.string(), "--per_device_train_batch_size", "8",
+      "--per_device_eval_batch_size", "8", "--max_steps", "1", "--learning_rate", "0", "--torch_threads", "1",
+      "--dataloader_num_workers", "1", "--save_steps", "0"};
+  ASSERT_EQ(test::wait_exit_code(test::spawn_bridgetune(args, root_ / "odd_train.log")), 0)
+      << test::slurp(root_ / "odd_train.log");
+  const std::string log = test::slurp(root_ / "odd_train.log");
+  EXPECT_NE(log.find("resizes to 288 and crops to 288, but the model's vision image_size is 32"), std::string::npos)
+      << log;
+  const double trained_loss = nlohmann::json::parse(test::slurp(out / "train_results.json")).at("eval_loss");
+  auto odd_eval = loader_for(m->config().image, 8, false);
+  auto clip_eval = loader_for(model::ImageNormalization{}, 8, false);
+  const double want = train::evaluate(m, *odd_eval, tok, 128, torch::kCPU, false).loss;
+  const double clip = train::evaluate(m, *clip_eval, tok, 128, torch::kCPU, false).loss;
+  EXPECT_NEAR(trained_loss, want, 1e-4 * std::abs(want));
+  EXPECT_GT(std::abs(clip - want), 1e-3 * std::abs(want)) << "the two normalisations should give different losses";
+  const model::ImageProcessorConfig saved = model::read_preprocessor_config((out / "preprocessor_config.json").string());
+  EXPECT_EQ(saved.norm.mean, mean);
+  EXPECT_EQ(saved.norm.std, stdv);
+  EXPECT_EQ(saved.crop_size, 32);
 }
