@@ -9,10 +9,12 @@
 #include <span>
 
 #include "common/error.h"
+#include "hub/hub.h"
 #include "loader/sampler.h"
 #include "media/transform.h"
 #include "python/dlpack_export.h"
 #include "python/loader_core.h"
+#include "python/model_folder.h"
 #include "text/tokenizer.h"
 
 namespace pyb = pybind11;
@@ -73,7 +75,11 @@ pyb::object preprocess(const pyb::object& src, int image_size,
                        const std::string& transform, uint64_t seed, int jpeg_dct_scaling, std::array<float, 3> mean,
                        std::array<float, 3> std) {
   if (image_size < 1 || image_size > 16384) fail("image_size must be in 1..16384 (got ", image_size, ")");
-  const media::TransformSpec spec = transform_spec(image_size, transform, jpeg_dct_scaling);
+  media::TransformSpec spec = transform_spec(image_size, transform, jpeg_dct_scaling);
+  spec.mean = mean;
+  spec.std = std;
+  for (float v : std)
+    if (!(v > 0)) fail("std: every value must be > 0");
   const size_t S = static_cast<size_t>(image_size);
   std::vector<uint8_t> bytes;
   std::string name = "image bytes";
@@ -95,7 +101,7 @@ pyb::object preprocess(const pyb::object& src, int image_size,
     } catch (const Error& e) {
       fail(name, ": ", e.what());
     }
-    media::normalize_hwc_to_chw(hwc.data(), image_size, image_size, out->data(), mean.data(), std.data());
+    media::normalize_hwc_to_chw(hwc.data(), spec, out->data());
   }
   float* data = out->data();
   return capsule(out, data, DType::kFloat32, {3, image_size, image_size});
@@ -147,8 +153,10 @@ void bind_loader(pyb::module_& m) {
 
 void bind_tokenizer(pyb::module_& m) {
   pyb::class_<text::Tokenizer>(m, "Tokenizer")
-      .def(pyb::init([](const std::string& dir) { return text::Tokenizer::from_dir(dir); }), "path"_a,
-           pyb::call_guard<pyb::gil_scoped_release>())
+      .def(pyb::init([](const std::string& name, const std::string& revision, const std::string& cache_dir) {
+             return open_tokenizer(name, {revision, cache_dir});
+           }),
+           "name_or_path"_a, "revision"_a = "main", "cache_dir"_a = "", pyb::call_guard<pyb::gil_scoped_release>())
       .def("encode", [](const text::Tokenizer& t, const std::string& s, bool special, int max_length) {
              std::vector<int32_t> ids = t.encode(s, special, max_length);
              return std::vector<int64_t>(ids.begin(), ids.end());
@@ -176,6 +184,25 @@ void bind_tokenizer(pyb::module_& m) {
       .def_property_readonly("vocab_size", &text::Tokenizer::vocab_size);
 }
 
+// Hub ids and model folders, resolved by the CLI's C++ (model_folder.h).
+void bind_hub(pyb::module_& m) {
+  m.def("resolve_model", [](const std::string& name, const std::string& revision, const std::string& cache_dir,
+                            const std::string& what) { return resolve_model(name, {revision, cache_dir}, what); },
+        "name"_a, "revision"_a = "main", "cache_dir"_a = "", "what"_a = "", pyb::call_guard<pyb::gil_scoped_release>());
+  m.def("image_settings", [](const std::string& name, const std::string& revision, const std::string& cache_dir) {
+          const ImageSettings s = image_settings(name, {revision, cache_dir});
+          return pyb::make_tuple(s.image_size, s.mean, s.std);
+        },
+        "name"_a, "revision"_a = "main", "cache_dir"_a = "");
+  m.def("resolve_dataset", [](const std::string& name, const std::string& config, const std::string& split,
+                              const std::string& revision, const std::string& cache_dir) {
+          return resolve_dataset(name, config, split, {revision, cache_dir});
+        },
+        "name"_a, "config"_a = "", "split"_a = "train", "revision"_a = "main", "cache_dir"_a = "",
+        pyb::call_guard<pyb::gil_scoped_release>());
+  m.def("is_repo_id", &hub::is_repo_id, "s"_a);
+}
+
 }  // namespace
 }  // namespace bt::py
 
@@ -185,6 +212,7 @@ PYBIND11_MODULE(_native, m) {
   pyb::register_exception<bt::Error>(m, "Error", PyExc_RuntimeError);
   bind_loader(m);
   bind_tokenizer(m);
+  bind_hub(m);
   m.def("preprocess", &preprocess, "image"_a, "image_size"_a, "transform"_a, "seed"_a,
         "jpeg_dct_scaling"_a, "mean"_a, "std"_a);
   m.def("sample_seed", &bt::loader::sample_seed, "seed"_a, "epoch"_a, "row"_a,

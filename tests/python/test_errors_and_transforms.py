@@ -59,7 +59,7 @@ def test_bad_arguments_raise(data_dir, tmp_path):
         bridgetune.DataLoader(data_dir, batch_size=0)
     with pytest.raises(bridgetune.Error, match="rank"):
         bridgetune.DataLoader(data_dir, batch_size=4, rank=2, world_size=2)
-    with pytest.raises(ValueError, match="tokenizer"):
+    with pytest.raises(bridgetune.Error, match="tokenizer .*nope: no such folder"):
         bridgetune.DataLoader(data_dir, batch_size=4, tokenizer=str(tmp_path / "nope"))
     with pytest.raises(bridgetune.Error, match="not-an-image"):
         bad = tmp_path / "not-an-image.png"

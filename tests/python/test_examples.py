@@ -34,3 +34,10 @@ def test_hf_trainer_compiles_and_its_loader_runs(data_dir, tokenizer_dir, tmp_pa
     out = run("hf_trainer.py", "--loader_only", "--data", data_dir, "--tokenizer", tokenizer_dir,
               "--per_device_train_batch_size", 16, "--image_size", 64)
     assert "4 batches; last:" in out and "'pixel_values': (16, 3, 64, 64)" in out
+
+
+def test_hf_trainer_loader_from_hub_ids(data_dir, hub):
+    """The model by hub id: its tokenizer and preprocessor_config.json (the model's image_size 64), offline."""
+    out = run("hf_trainer.py", "--loader_only", "--data", data_dir, "--model_name_or_path", "bt-test/tiny",
+              "--cache_dir", hub, "--per_device_train_batch_size", 16)
+    assert "4 batches; last:" in out and "'pixel_values': (16, 3, 64, 64)" in out

@@ -6,10 +6,8 @@ set_epoch(e) every epoch (the DistributedSampler idiom) gives the same order. An
 the epoch as it was; state_dict() records (epoch, samples consumed) and load_state_dict() makes the next
 iteration resume there, yielding exactly the batches an uninterrupted run had left.
 """
-import os
-
 from . import _native
-from .preprocessing import Tokenizer, resolve_image_settings, to_tensor
+from .preprocessing import Tokenizer, data_source, resolve_image_settings, to_tensor
 
 _STATE_KEYS = ("batch_size", "seed", "shuffle", "rank", "world_size", "rows_per_epoch", "transform")
 
@@ -38,27 +36,29 @@ class DataLoader:
     """Batches of (image, caption) data as dicts of tensors, made by C++ worker threads.
 
     data: anything `bridgetune train` accepts: a folder with captions.jsonl/.csv, a JSONL/CSV file, parquet
-    (file, folder or glob) or WebDataset tar shards (path, folder or brace pattern). tokenizer / preprocessor: a
-    model folder (or a bridgetune.Tokenizer). Yields {"pixel_values": float32 [B,3,S,S], "input_ids": int64 [B,L],
-    "attention_mask": int64 [B,L]}, or {"pixel_values", "captions": list of str} without a tokenizer.
+    (file, folder or glob) or WebDataset tar shards (path, folder or brace pattern); or a hub dataset id
+    ("org/name") in the local Hugging Face cache, read as the parquet files of `split` (default "train") and
+    `data_config` at `data_revision`. tokenizer / preprocessor: a model folder or hub id (at `revision`), or a
+    bridgetune.Tokenizer; the preprocessor's mean/std and the model's vision image_size set the transform.
+    cache_dir: the hub cache (default $HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub). Yields
+    {"pixel_values": float32 [B,3,S,S], "input_ids": int64 [B,L], "attention_mask": int64 [B,L]}, or
+    {"pixel_values", "captions": list of str} without a tokenizer.
     """
 
     def __init__(self, data, batch_size, num_workers=2, shuffle=True, seed=0, drop_last=True, image_size=None,
                  mean=None, std=None, preprocessor=None, tokenizer=None, max_seq_length=128, image_column="image",
                  caption_column="caption", transform="eval", on_bad_sample="error", rank=None, world_size=None,
                  pin_memory=False, padding="longest", jpeg_dct_scaling=None, prefetch_batches=4,
-                 decoded_cache_mb=512, dedupe_images_in_batch=False):
+                 decoded_cache_mb=512, dedupe_images_in_batch=False, revision="main", cache_dir=None, split=None,
+                 data_config=None, data_revision="main"):
         o = _native.LoaderOptions()
-        o.data = os.fspath(data)
+        o.data = data_source(data, split, data_config, data_revision, cache_dir)
         o.batch_size, o.num_workers, o.shuffle, o.seed = int(batch_size), int(num_workers), bool(shuffle), int(seed)
         o.drop_last = bool(drop_last)
-        o.image_size, o.mean, o.std = resolve_image_settings(image_size, mean, std, preprocessor)
-        if isinstance(tokenizer, Tokenizer):
-            tokenizer = tokenizer.path
-        o.tokenizer_dir = "" if tokenizer is None else os.fspath(tokenizer)
-        if tokenizer is not None and not os.path.isdir(o.tokenizer_dir):
-            raise ValueError(f"tokenizer {o.tokenizer_dir!r}: no such folder (give a model folder with "
-                             "tokenizer.json or vocab.json + merges.txt)")
+        o.image_size, o.mean, o.std = resolve_image_settings(image_size, mean, std, preprocessor, revision, cache_dir)
+        if tokenizer is not None and not isinstance(tokenizer, Tokenizer):
+            tokenizer = Tokenizer(tokenizer, revision, cache_dir)  # resolves a hub id; a missing file raises here
+        o.tokenizer_dir = "" if tokenizer is None else tokenizer.path
         o.max_seq_length, o.padding = int(max_seq_length), _choice("padding", padding, ("longest", "max_length"))
         o.image_column, o.caption_column = image_column, caption_column
         o.transform = _choice("transform", transform, ("eval", "train"))

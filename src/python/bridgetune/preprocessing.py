@@ -1,10 +1,11 @@
 """Model folders (tokenizer files + preprocessor_config.json), the tokenizer and the one-image transform.
 
-A model folder is what Hugging Face's save_pretrained writes: tokenizer.json or vocab.json + merges.txt, and
-preprocessor_config.json (image_mean, image_std, size / crop_size). Hub ids are not resolved here yet: pass the
-folder a hub download produced.
+A model folder is what Hugging Face's save_pretrained writes: tokenizer.json or vocab.json + merges.txt, config.json
+and preprocessor_config.json (image_mean, image_std, size / crop_size). Wherever a folder is taken, a hub id
+("org/name") works too: it is looked up offline in the local Hugging Face cache (cache_dir, else $HF_HUB_CACHE,
+$HF_HOME/hub, ~/.cache/huggingface/hub) at `revision`, by the same C++ as the CLI's --model_name_or_path; anything
+missing raises bridgetune.Error naming where it looked and the `huggingface-cli download ...` command.
 """
-import json
 import os
 
 from . import _native
@@ -17,40 +18,29 @@ def to_tensor(capsule):
     return torch.utils.dlpack.from_dlpack(capsule)
 
 
-def _model_folder(path, what):
-    path = os.fspath(path)
-    if not os.path.isdir(path):
-        raise ValueError(f"{what} {path!r}: no such folder (give a model folder with tokenizer files / "
-                         "preprocessor_config.json; hub ids are not resolved by this version)")
-    return path
+def _hub(revision, cache_dir):
+    return ("main" if revision is None else str(revision)), ("" if cache_dir is None else os.fspath(cache_dir))
 
 
-def image_settings(preprocessor):
-    """(image_size, mean, std) from a model folder's preprocessor_config.json; None where it says nothing."""
-    folder = _model_folder(preprocessor, "preprocessor")
-    path = os.path.join(folder, "preprocessor_config.json")
-    try:
-        with open(path) as f:
-            cfg = json.load(f)
-    except OSError as e:
-        raise ValueError(f"{path}: cannot read ({e.strerror})") from None
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{path}: not valid JSON ({e})") from None
-    size = cfg.get("crop_size") or cfg.get("size")
-    if isinstance(size, dict):
-        size = size.get("height") or size.get("shortest_edge")
-    if size is not None and not isinstance(size, int):
-        raise ValueError(f"{path}: crop_size/size must be an int or {{'height': int}} (got {size!r})")
-    mean, std = cfg.get("image_mean"), cfg.get("image_std")
-    for name, v in (("image_mean", mean), ("image_std", std)):
-        if v is not None and (not isinstance(v, list) or len(v) != 3):
-            raise ValueError(f"{path}: {name} must be a list of 3 numbers (got {v!r})")
-    return size, mean, std
+def model_folder(name_or_path, what, revision="main", cache_dir=None):
+    """The folder of a model: `name_or_path` itself when it is a folder, else the cache snapshot of hub id
+    `name_or_path` (bridgetune.Error if neither)."""
+    return _native.resolve_model(os.fspath(name_or_path), *_hub(revision, cache_dir), what)
 
 
-def resolve_image_settings(image_size, mean, std, preprocessor):
+def image_settings(preprocessor, revision="main", cache_dir=None):
+    """(image_size, mean, std) a model folder or hub id asks for: with config.json, the model's vision image_size
+    (its position embeddings are sized for it; a preprocessor_config.json size that differs is named on stderr) and
+    preprocessor_config.json's image_mean/image_std (CLIP's without the file); with preprocessor_config.json alone,
+    its crop size and mean/std."""
+    size, mean, std = _native.image_settings(os.fspath(preprocessor), *_hub(revision, cache_dir))
+    return size, list(mean), list(std)
+
+
+def resolve_image_settings(image_size, mean, std, preprocessor, revision="main", cache_dir=None):
     """Explicit arguments win over the preprocessor folder, which wins over BridgeTower's defaults (288, CLIP)."""
-    p_size, p_mean, p_std = image_settings(preprocessor) if preprocessor is not None else (None, None, None)
+    p_size, p_mean, p_std = (image_settings(preprocessor, revision, cache_dir) if preprocessor is not None
+                             else (None, None, None))
     size = image_size or p_size or 288
     mean = list(mean if mean is not None else p_mean if p_mean is not None else _native.clip_mean())
     std = list(std if std is not None else p_std if p_std is not None else _native.clip_std())
@@ -59,12 +49,25 @@ def resolve_image_settings(image_size, mean, std, preprocessor):
     return int(size), [float(x) for x in mean], [float(x) for x in std]
 
 
-class Tokenizer:
-    """RoBERTa byte-level BPE, identical to Hugging Face's RobertaTokenizerFast, from a model folder."""
+def data_source(data, split=None, data_config=None, data_revision="main", cache_dir=None):
+    """What the C++ loader opens for `data`: a local path or pattern as it is; a hub dataset id ("org/name", or any
+    name when split/data_config is given) becomes the parquet files of that split and config in the local cache,
+    as `bridgetune evaluate --dataset_name` finds them (split defaults to "train")."""
+    data = os.fspath(data)
+    hub_id = not os.path.exists(data) and "/" in data and _native.is_repo_id(data)
+    if split is None and data_config is None and not hub_id:
+        return data
+    revision, cache = _hub(data_revision, cache_dir)
+    return _native.resolve_dataset(data, data_config or "", split or "train", revision, cache)
 
-    def __init__(self, path):
-        self._tok = _native.Tokenizer(_model_folder(path, "tokenizer"))
-        self.path = os.fspath(path)
+
+class Tokenizer:
+    """RoBERTa byte-level BPE, identical to Hugging Face's RobertaTokenizerFast, from a model folder or hub id."""
+
+    def __init__(self, name_or_path, revision="main", cache_dir=None):
+        name, hub = os.fspath(name_or_path), _hub(revision, cache_dir)
+        self._tok = _native.Tokenizer(name, *hub)
+        self.path = _native.resolve_model(name, *hub, "tokenizer")  # the folder its files came from
 
     def encode(self, text, add_special_tokens=True, max_length=None):
         """Token ids (list of int) of one text; max_length truncates, keeping <s> ... </s>."""
@@ -87,14 +90,15 @@ class Tokenizer:
 
 
 def preprocess(image, image_size=None, transform="eval", seed=0, mean=None, std=None, preprocessor=None,
-               jpeg_dct_scaling=None):
+               jpeg_dct_scaling=None, revision="main", cache_dir=None):
     """One image (encoded bytes, or a path) -> float32 tensor [3, S, S], exactly as the DataLoader makes it.
 
     transform "eval": resize the shortest edge (Pillow's bicubic) + center crop; "train": RandomResizedCrop +
     flip drawn from `seed` (the DataLoader uses sample_seed(seed, epoch, row)). jpeg_dct_scaling None: off for eval
-    (bit-exact with Pillow), on for train.
+    (bit-exact with Pillow), on for train. preprocessor: a model folder or hub id (at revision, in cache_dir) whose
+    image size and mean/std apply (image_settings).
     """
-    size, mean, std = resolve_image_settings(image_size, mean, std, preprocessor)
+    size, mean, std = resolve_image_settings(image_size, mean, std, preprocessor, revision, cache_dir)
     if not isinstance(image, (bytes, bytearray, memoryview)):
         image = os.fspath(image)
     elif not isinstance(image, bytes):
