@@ -14,8 +14,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // The fetch command for a hub snapshot that lacks a file (the user downloaded only part of the repository).
-std::string hint_for(const std::string& name, const std::string& folder, const HubRef& hub) {
-  if (folder == name) return "";  // a local folder: nothing to download
+std::string hint_for(const std::string& name, const HubRef& hub) {
   std::string cmd = " (fetch the whole repository with `huggingface-cli download " + name;
   if (!hub.revision.empty() && hub.revision != "main") cmd += " --revision " + hub.revision;
   return cmd + "`)";
@@ -26,7 +25,8 @@ auto with_hint(const std::string& name, const std::string& folder, const HubRef&
   try {
     return f();
   } catch (const Error& e) {
-    fail(what, " ", name, ": ", e.what(), hint_for(name, folder, hub));
+    if (folder == name) throw;  // a local folder: the error names it already
+    fail(what, " ", name, ": ", e.what(), hint_for(name, hub));
   }
 }
 

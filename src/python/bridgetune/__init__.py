@@ -1,7 +1,8 @@
 """bridgetune's C++ media pipeline as a PyTorch data loader.
 
     import bridgetune
-    loader = bridgetune.DataLoader("data/train", batch_size=32, tokenizer="model_dir")
+    loader = bridgetune.DataLoader("data/train", batch_size=32, tokenizer="model_dir", preprocessor="model_dir")
+    # or a hub id in the local Hugging Face cache: tokenizer="BridgeTower/bridgetower-large-itm-mlm-itc", ...
     for epoch in range(3):
         loader.set_epoch(epoch)
         for batch in loader:          # {"pixel_values": [B,3,S,S] float32, "input_ids", "attention_mask": [B,L] int64}
