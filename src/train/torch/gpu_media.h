@@ -6,7 +6,7 @@
 // submitted batch's tensor after making the CALLER's current CUDA stream wait for that event (no host sync), so
 // the resize of step k+1 runs while step k computes. submit() and take() may be called from different threads
 // (one producer, one consumer); batches come out in submission order. The output equals the CPU loader's
-// pixels for the same rows (tests/cuda/decoded_loader_test.cpp checks the math on the CPU reference).
+// pixels for the same rows (tests/loader/decoded_loader_test.cpp checks the math on the CPU reference).
 //
 // Compiled for real only with BT_HAVE_CUDA and a CUDA libtorch (BT_TORCH_CUDA); otherwise the constructor
 // throws bt::Error "--use_media_pipeline needs a CUDA build of bridgetune and a GPU".
