@@ -22,6 +22,7 @@
 #include "dist/process_group.h"
 #include "launch.h"
 #include "model/bridgetower.h"
+#include "model/contrastive_loss.h"
 
 using namespace bt;
 
@@ -55,8 +56,8 @@ int worker(int batch, int steps, bool gather) {
     }
     sync.arm();
     auto o = m->forward(pixels, ids, mask, false);
-    auto loss = dist::bridgetower_contrastive_loss(*g, o.text_embeds, o.image_embeds, o.cross_embeds, m->logit_scale,
-                                                   gather);
+    auto all = [&](const torch::Tensor& t) { return gather ? dist::gather_with_grad(*g, t) : t; };
+    auto loss = model::contrastive_loss(all(o.text_embeds), all(o.image_embeds), all(o.cross_embeds), m->logit_scale);
     loss.backward();
     sync.finish();
     comm += sync.last_wait_s();

@@ -29,20 +29,4 @@ at::Tensor gather_with_grad(Group& group, const at::Tensor& x) {
   return GatherWithGrad::apply(x, &group);
 }
 
-at::Tensor contrastive_ce(const at::Tensor& a, const at::Tensor& b, const at::Tensor& logit_scale) {
-  const at::Tensor logits = at::matmul(a, b.t()) * logit_scale.exp();
-  const at::Tensor labels = at::arange(a.size(0), at::TensorOptions().dtype(at::kLong).device(a.device()));
-  return at::cross_entropy_loss(logits, labels);
-}
-
-at::Tensor bridgetower_contrastive_loss(Group& group, const at::Tensor& text, const at::Tensor& image,
-                                        const at::Tensor& cross, const at::Tensor& logit_scale, bool gather) {
-  const bool g = gather && group.distributed();
-  const at::Tensor t = g ? gather_with_grad(group, text) : text;
-  const at::Tensor i = g ? gather_with_grad(group, image) : image;
-  const at::Tensor c = g ? gather_with_grad(group, cross) : cross;
-  return (contrastive_ce(t, i, logit_scale) + contrastive_ce(t, c, logit_scale) + contrastive_ce(i, c, logit_scale)) /
-         3.0;
-}
-
 }  // namespace bt::dist

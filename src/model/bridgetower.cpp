@@ -2,6 +2,7 @@
 #include "model/bridgetower.h"
 
 #include "common/error.h"
+#include "model/contrastive_loss.h"
 
 namespace bt::model {
 
@@ -155,14 +156,7 @@ ContrastiveOutput BridgeTowerForContrastiveLearningImpl::forward(const Tensor& p
   out.image_embeds = F::normalize(itc_image_head(img_cls), norm);
   out.cross_embeds = F::normalize(itc_cross_modal_head(bo.pooler_output), norm);
   out.logits = torch::stack({out.text_embeds, out.image_embeds, out.cross_embeds}, -2);
-  if (return_loss) {
-    Tensor scale = logit_scale.exp();
-    auto labels = torch::arange(out.logits.size(0), torch::TensorOptions().dtype(torch::kLong).device(out.logits.device()));
-    auto ce = [&](const Tensor& a, const Tensor& b) { return F::cross_entropy(torch::matmul(a, b.t()) * scale, labels); };
-    out.loss = (ce(out.text_embeds, out.image_embeds) + ce(out.text_embeds, out.cross_embeds) +
-                ce(out.image_embeds, out.cross_embeds)) /
-               3.0;
-  }
+  if (return_loss) out.loss = contrastive_loss(out.text_embeds, out.image_embeds, out.cross_embeds, logit_scale);
   return out;
 }
 

@@ -220,10 +220,8 @@ size_t append_list_rows(const LeafColumn& leaf, const std::vector<uint32_t>& rep
   return started;
 }
 
-}  // namespace
-
-ColumnValues decode_column_chunk(const uint8_t* chunk, size_t size, const LeafColumn& leaf,
-                                 const ColumnMetaData& meta, int64_t num_rows, ColumnValues reuse) {
+// The chunk's claims checked against the schema and its own size; returns the row count.
+size_t check_chunk(size_t size, const LeafColumn& leaf, const ColumnMetaData& meta, int64_t num_rows) {
   const Type t = leaf.type;
   check_type(t);
   if (leaf.max_rep > 1) fail("column is a list of lists; only flat, struct and list columns can be read");
@@ -242,7 +240,12 @@ ColumnValues decode_column_chunk(const uint8_t* chunk, size_t size, const LeafCo
   const size_t values_total = static_cast<size_t>(meta.num_values);
   if (values_total > std::max<size_t>(size_t(1) << 20, size * kMaxRowsPerChunkByte))
     fail("value count ", values_total, " is implausible for a chunk of ", size, " bytes");
+  return rows;
+}
 
+// `reuse` emptied (its buffers kept) and sized for `rows` rows of the leaf's type.
+ColumnValues reset_output(ColumnValues reuse, const LeafColumn& leaf, size_t rows, size_t size) {
+  const Type t = leaf.type;
   ColumnValues out = std::move(reuse);
   out.def.clear();
   out.present.clear();
@@ -263,30 +266,42 @@ ColumnValues decode_column_chunk(const uint8_t* chunk, size_t size, const LeafCo
   } else {
     out.ints.reserve(plausible);
   }
+  return out;
+}
 
-  if (t == Type::ByteArray) {
-    // One exact allocation for all values: growing (and page-faulting) an image column's buffer page by page
-    // costs more than decoding it.
-    size_t total = 0;
-    for (size_t pos = 0; pos < size;) {
-      size_t hlen = 0;
-      PageHeader h;
-      try {
-        h = parse_page_header(chunk + pos, size - pos, &hlen);
-      } catch (const Error&) {
-        break;  // the decoding pass below reports it with the page number
-      }
-      if (h.compressed_page_size < 0 || h.uncompressed_page_size < 0 ||
-          static_cast<size_t>(h.compressed_page_size) > size - pos - hlen)
-        break;
-      if (h.type == PageType::DataPage || h.type == PageType::DataPageV2)
-        total += std::min(static_cast<size_t>(h.uncompressed_page_size),
-                          max_uncompressed_size(static_cast<size_t>(h.compressed_page_size)));
-      pos += hlen + static_cast<size_t>(h.compressed_page_size);
+// ByteArray columns: one exact allocation for all values, from a pass over the page headers (growing and
+// page-faulting an image column's buffer page by page costs more than decoding it).
+void reserve_byte_array_data(const uint8_t* chunk, size_t size, ColumnValues& out) {
+  size_t total = 0;
+  for (size_t pos = 0; pos < size;) {
+    size_t hlen = 0;
+    PageHeader h;
+    try {
+      h = parse_page_header(chunk + pos, size - pos, &hlen);
+    } catch (const Error&) {
+      break;  // the decoding pass below reports it with the page number
     }
-    // A recycled buffer that must grow grows with headroom, so the next slightly larger page fits too.
-    if (total > out.data.capacity()) out.data.reserve(out.data.capacity() ? total + total / 8 : total);
+    if (h.compressed_page_size < 0 || h.uncompressed_page_size < 0 ||
+        static_cast<size_t>(h.compressed_page_size) > size - pos - hlen)
+      break;
+    if (h.type == PageType::DataPage || h.type == PageType::DataPageV2)
+      total += std::min(static_cast<size_t>(h.uncompressed_page_size),
+                        max_uncompressed_size(static_cast<size_t>(h.compressed_page_size)));
+    pos += hlen + static_cast<size_t>(h.compressed_page_size);
   }
+  // A recycled buffer that must grow grows with headroom, so the next slightly larger page fits too.
+  if (total > out.data.capacity()) out.data.reserve(out.data.capacity() ? total + total / 8 : total);
+}
+
+}  // namespace
+
+ColumnValues decode_column_chunk(const uint8_t* chunk, size_t size, const LeafColumn& leaf,
+                                 const ColumnMetaData& meta, int64_t num_rows, ColumnValues reuse) {
+  const Type t = leaf.type;
+  const size_t rows = check_chunk(size, leaf, meta, num_rows);
+  const size_t values_total = static_cast<size_t>(meta.num_values);
+  ColumnValues out = reset_output(std::move(reuse), leaf, rows, size);
+  if (t == Type::ByteArray) reserve_byte_array_data(chunk, size, out);
 
   const int level_bits = bit_width_for(static_cast<uint32_t>(leaf.max_def));
   const int rep_bits = bit_width_for(static_cast<uint32_t>(leaf.max_rep));

@@ -24,6 +24,29 @@ void write_file(const fs::path& path, const std::string& bytes) {
 
 std::string dump(const ordered_json& j) { return j.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n"; }
 
+// tokenizer.json's post_processor: RobertaProcessing for the <s> ... </s> framing, TemplateProcessing for any
+// other, null for none.
+ordered_json post_processor(const Tokenizer& tok, const TokenizerImpl& t) {
+  ordered_json post = nullptr;
+  auto special_pair = [&](int32_t id) { return ordered_json::array({tok.id_to_token(id), id}); };
+  if (t.prefix.size() == 1 && t.suffix.size() == 1) {
+    post = {{"type", "RobertaProcessing"}, {"sep", special_pair(t.suffix[0])}, {"cls", special_pair(t.prefix[0])},
+            {"trim_offsets", true}, {"add_prefix_space", t.add_prefix_space}};
+  } else if (!t.prefix.empty() || !t.suffix.empty()) {
+    ordered_json single = ordered_json::array(), specials = ordered_json::object();
+    auto add = [&](int32_t id) {
+      std::string name = tok.id_to_token(id);
+      single.push_back({{"SpecialToken", {{"id", name}, {"type_id", 0}}}});
+      specials[name] = {{"id", name}, {"ids", {id}}, {"tokens", {name}}};
+    };
+    for (int32_t id : t.prefix) add(id);
+    single.push_back({{"Sequence", {{"id", "A"}, {"type_id", 0}}}});
+    for (int32_t id : t.suffix) add(id);
+    post = {{"type", "TemplateProcessing"}, {"single", single}, {"pair", single}, {"special_tokens", specials}};
+  }
+  return post;
+}
+
 }  // namespace
 
 void Tokenizer::save(const std::string& dir) const {
@@ -87,23 +110,7 @@ void Tokenizer::save(const std::string& dir) const {
   for (auto* a : by_id)
     added.push_back({{"id", a->id}, {"content", a->content}, {"single_word", false}, {"lstrip", a->lstrip},
                      {"rstrip", a->rstrip}, {"normalized", false}, {"special", a->special}});
-  ordered_json post = nullptr;
-  auto special_pair = [&](int32_t id) { return ordered_json::array({id_to_token(id), id}); };
-  if (t.prefix.size() == 1 && t.suffix.size() == 1) {
-    post = {{"type", "RobertaProcessing"}, {"sep", special_pair(t.suffix[0])}, {"cls", special_pair(t.prefix[0])},
-            {"trim_offsets", true}, {"add_prefix_space", t.add_prefix_space}};
-  } else if (!t.prefix.empty() || !t.suffix.empty()) {
-    ordered_json single = ordered_json::array(), specials = ordered_json::object();
-    auto add = [&](int32_t id) {
-      std::string name = id_to_token(id);
-      single.push_back({{"SpecialToken", {{"id", name}, {"type_id", 0}}}});
-      specials[name] = {{"id", name}, {"ids", {id}}, {"tokens", {name}}};
-    };
-    for (int32_t id : t.prefix) add(id);
-    single.push_back({{"Sequence", {{"id", "A"}, {"type_id", 0}}}});
-    for (int32_t id : t.suffix) add(id);
-    post = {{"type", "TemplateProcessing"}, {"single", single}, {"pair", single}, {"special_tokens", specials}};
-  }
+  const ordered_json post = post_processor(*this, t);
   ordered_json byte_level = {{"type", "ByteLevel"}, {"add_prefix_space", t.add_prefix_space}, {"trim_offsets", true},
                              {"use_regex", true}};
   ordered_json model = {{"type", "BPE"}, {"dropout", nullptr},

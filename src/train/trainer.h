@@ -59,7 +59,6 @@ struct TrainOptions {
   uint64_t max_image_bytes = data::kDefaultMaxImageBytes;  // larger image files / tar members are bad samples
   int decoded_cache_mb = 512;
   bool jpeg_dct_scaling = true;
-  int in_memory_batches = 0;  // > 0: load this many batches once and cycle them (bench's upper bound)
   // Runtime.
   std::string device = "cpu";
   bool bf16 = false;
@@ -70,14 +69,20 @@ struct TrainOptions {
   std::string resume_from_checkpoint;  // "", "latest" or a checkpoint dir
   int64_t throughput_warmup_steps = 3;
   bool save_final_model = true;
-  bool write_plot = true;
-  bool quiet = false;             // no console output (bench)
-  int64_t stop_after_step = -1;   // test hook: stop right after step N (after its checkpoint) as if killed
   double dropout = -1;  // >= 0: overrides the model's hidden/attention dropout (0: deterministic steps)
   // Distributed (filled from the torchrun environment by the CLI; see dist/env.h). Only rank 0 writes.
   int rank = 0, world_size = 1;
   double ddp_timeout = 1800;       // seconds for the rendezvous and every collective
   bool gather_embeddings = false;  // contrastive negatives span the global batch (OpenCLIP's gather-with-grad)
+};
+
+// What bench and the tests change about a run beyond the user's options (not flags of `train`, except the
+// hidden --stop_after_step that the kill/resume tests use).
+struct TrainHooks {
+  int in_memory_batches = 0;      // > 0: load this many batches once and cycle them (bench's upper bound)
+  bool quiet = false;             // no console output (bench)
+  bool write_plot = true;         // training_plot.png
+  int64_t stop_after_step = -1;   // stop right after step N (after its checkpoint) as if killed: no final outputs
 };
 
 struct TrainSummary {
@@ -88,6 +93,6 @@ struct TrainSummary {
   std::string output_dir;
 };
 
-TrainSummary run_train(const TrainOptions& options);
+TrainSummary run_train(const TrainOptions& options, const TrainHooks& hooks = {});
 
 }  // namespace bt::train

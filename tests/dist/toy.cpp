@@ -8,6 +8,7 @@
 
 #include "dist/gather.h"
 #include "dist/grad_sync.h"
+#include "model/contrastive_loss.h"
 
 namespace bt::dist::testing {
 namespace {
@@ -62,7 +63,8 @@ constexpr double kLr = 0.5;
 }  // namespace
 
 at::Tensor clip_loss(const at::Tensor& image, const at::Tensor& text, const at::Tensor& logit_scale) {
-  return (contrastive_ce(image, text, logit_scale) + contrastive_ce(text, image, logit_scale)) / 2.0;
+  const at::Tensor scale = logit_scale.exp();
+  return (model::contrastive_ce(image, text, scale) + model::contrastive_ce(text, image, scale)) / 2.0;
 }
 
 ToyResult run_toy_rank(Group& group, const ToySpec& spec) {

@@ -5,6 +5,7 @@
 #include "dist/gather.h"
 #include "dist/grad_sync.h"
 #include "model/bridgetower.h"
+#include "model/contrastive_loss.h"
 #include "toy.h"
 
 namespace bt::dist::testing {
@@ -51,8 +52,8 @@ int run_bt_worker(Group& g, const std::string& fixture, const std::string& out, 
   sync.broadcast_parameters();
   sync.arm();
   auto o = m->forward(sl(b.pixels), sl(b.ids), sl(b.mask), false);
-  torch::Tensor loss = bridgetower_contrastive_loss(g, o.text_embeds, o.image_embeds, o.cross_embeds, m->logit_scale,
-                                                    gather);
+  auto all = [&](const torch::Tensor& t) { return gather ? gather_with_grad(g, t) : t; };
+  torch::Tensor loss = model::contrastive_loss(all(o.text_embeds), all(o.image_embeds), all(o.cross_embeds), m->logit_scale);
   loss.backward();
   sync.finish();
   ToyResult res;

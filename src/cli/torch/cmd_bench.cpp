@@ -48,6 +48,7 @@ std::vector<int> parse_list(const std::string& s) {
 }
 
 using BenchConfigs = std::vector<std::pair<train::BenchRow, train::TrainOptions>>;
+constexpr int kInMemoryBatches = 8;  // the in-memory row cycles this many batches
 
 // The rows in measuring order: the model's ceiling first (a run cut short, e.g. by a time limit, still has what
 // every other row is compared with), then each worker count with the media pipeline off, then on (GPU only).
@@ -55,8 +56,7 @@ BenchConfigs bench_configs(const BenchArgs& a, const train::TrainOptions& base, 
   BenchConfigs configs;
   {
     train::TrainOptions o = base;
-    o.dataloader_num_workers = 0;
-    o.in_memory_batches = 8;
+    o.dataloader_num_workers = 0;  // the batches are made once, up front (kInMemoryBatches)
     configs.push_back({{"in-memory batches", 0, false, true}, o});
   }
   const bool gpu = a.device != "cpu";
@@ -72,29 +72,25 @@ BenchConfigs bench_configs(const BenchArgs& a, const train::TrainOptions& base, 
   return configs;
 }
 
-void run(const BenchArgs& a) {
-  const auto workers = parse_list(a.workers);
-  const fs::path out(a.out_dir);
-  fs::create_directories(out);
-  std::string data = a.data;
-  if (data.empty()) {
-    data = (out / "data").string();
-    if (!fs::exists(fs::path(data) / "captions.jsonl")) {
-      data::SynthOptions so;
-      so.n = static_cast<size_t>(a.synth_n);
-      so.seed = 7;
-      so.max_width = std::max(a.synth_max_width, 200);
-      so.min_width = std::min(800, so.max_width / 2);
-      std::printf("generating %d cartoon rows (%d-%d px wide) in %s\n", a.synth_n, so.min_width, so.max_width, data.c_str());
-      data::write_synth(data, so);
-    }
+// The dataset: --data, else generated cartoons in the output folder (kept for the next bench run).
+std::string bench_data(const BenchArgs& a, const fs::path& out) {
+  if (!a.data.empty()) return a.data;
+  const std::string data = (out / "data").string();
+  if (!fs::exists(fs::path(data) / "captions.jsonl")) {
+    data::SynthOptions so;
+    so.n = static_cast<size_t>(a.synth_n);
+    so.seed = 7;
+    so.max_width = std::max(a.synth_max_width, 200);
+    so.min_width = std::min(800, so.max_width / 2);
+    std::printf("generating %d cartoon rows (%d-%d px wide) in %s\n", a.synth_n, so.min_width, so.max_width, data.c_str());
+    data::write_synth(data, so);
   }
-  // One intra-op thread count for every row, or the rows would differ in compute too: by default the cores
-  // the largest worker count leaves free (as `train` picks for that count).
-  int threads = a.torch_threads;
-  if (threads <= 0 && a.device == "cpu")
-    threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) -
-                              *std::max_element(workers.begin(), workers.end()));
+  return data;
+}
+
+// What every row shares: model, data, steps, and one intra-op thread count (or the rows would differ in compute
+// too: by default the cores the largest worker count leaves free, as `train` picks for that count).
+train::TrainOptions base_options(const BenchArgs& a, const std::string& data, int threads) {
   train::TrainOptions base;
   base.model_preset = a.preset;
   base.tokenizer_name = a.tokenizer;
@@ -112,10 +108,37 @@ void run(const BenchArgs& a) {
   base.logging_steps = a.steps;
   base.learning_rate = 1e-4;
   base.save_final_model = false;
-  base.write_plot = false;
   base.eval_at_end = false;
-  base.quiet = true;
   base.overwrite_output_dir = true;
+  return base;
+}
+
+// The report's rows over the runs measured so far: each configuration's median run by throughput, with its own
+// data wait.
+void build_rows(train::BenchReport& rep, const BenchConfigs& configs,
+                const std::vector<std::vector<std::pair<double, double>>>& samples) {
+  rep.rows.clear();
+  for (size_t c = 0; c < configs.size(); ++c) {
+    if (samples[c].empty()) continue;
+    auto v = samples[c];
+    std::sort(v.begin(), v.end());
+    train::BenchRow row = configs[c].first;
+    row.samples_per_s = v[v.size() / 2].first;
+    row.data_wait_percent = v[v.size() / 2].second;
+    rep.rows.push_back(row);
+  }
+}
+
+void run(const BenchArgs& a) {
+  const auto workers = parse_list(a.workers);
+  const fs::path out(a.out_dir);
+  fs::create_directories(out);
+  const std::string data = bench_data(a, out);
+  int threads = a.torch_threads;
+  if (threads <= 0 && a.device == "cpu")
+    threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) -
+                              *std::max_element(workers.begin(), workers.end()));
+  const train::TrainOptions base = base_options(a, data, threads);
 
   train::BenchReport rep;
   rep.title = str("bridgetune bench: ", a.preset, " preset, batch ", a.batch, ", ", a.steps, " steps (", a.warmup,
@@ -125,23 +148,10 @@ void run(const BenchArgs& a) {
   const auto configs = bench_configs(a, base, workers);
   std::vector<std::vector<std::pair<double, double>>> samples(configs.size());
   std::vector<std::string> errors;  // "label: message" of every failed run
-  // The report over the configurations measured so far (median run by throughput, with its own data wait).
-  auto build_rows = [&] {
-    rep.rows.clear();
-    for (size_t c = 0; c < configs.size(); ++c) {
-      if (samples[c].empty()) continue;
-      auto v = samples[c];
-      std::sort(v.begin(), v.end());
-      train::BenchRow row = configs[c].first;
-      row.samples_per_s = v[v.size() / 2].first;
-      row.data_wait_percent = v[v.size() / 2].second;
-      rep.rows.push_back(row);
-    }
-  };
   // bench_results.json is rewritten after every run ("complete": false until the last), so a run cut off by a
   // time limit (the GPU check's) still leaves every row it measured.
   auto write_json = [&](bool complete) {
-    build_rows();
+    build_rows(rep, configs, samples);
     auto j = rep.to_json();
     j["complete"] = complete;
     j["errors"] = errors;
@@ -151,10 +161,14 @@ void run(const BenchArgs& a) {
     for (size_t c = 0; c < configs.size(); ++c) {
       auto [row, o] = configs[c];
       o.output_dir = (out / "runs" / (row.in_memory ? std::string("in_memory") : str("w", row.workers, row.media_pipeline ? "_gpu" : ""))).string();
+      train::TrainHooks hooks;
+      hooks.quiet = true;
+      hooks.write_plot = false;
+      hooks.in_memory_batches = row.in_memory ? kInMemoryBatches : 0;
       std::printf("[%d/%d] %-24s ... ", rep_i + 1, a.repeats, row.label.c_str());
       std::fflush(stdout);
       try {
-        auto s = train::run_train(o);
+        auto s = train::run_train(o, hooks);
         std::printf("%.1f samples/s, data wait %.1f %%\n", s.train_samples_per_second, s.data_wait_percent);
         samples[c].push_back({s.train_samples_per_second, s.data_wait_percent});
       } catch (const std::exception& e) {  // one failing configuration (e.g. out of memory) must not lose the rest

@@ -75,8 +75,9 @@ void setup(CLI::App& app) {
   auto ss = app.add_option("--save_steps", o->save_steps, "Checkpoint every N steps (0: none)")->capture_default_str();
   app.add_option("--save_total_limit", o->save_total_limit, "Keep the newest N checkpoints (0: all)")->capture_default_str();
   app.add_option("--throughput_warmup_steps", o->throughput_warmup_steps, "Steps left out of train_samples_per_second")->capture_default_str();
-  app.add_option("--stop_after_step", o->stop_after_step, "Testing: stop after step N as if interrupted")->group("");
-  app.callback([o, resume_opt, cc, bs, lr, wr, ep, ms, ls, es, ss, dr] {
+  auto hooks = std::make_shared<train::TrainHooks>();
+  app.add_option("--stop_after_step", hooks->stop_after_step, "Testing: stop after step N as if interrupted")->group("");
+  app.callback([o, hooks, resume_opt, cc, bs, lr, wr, ep, ms, ls, es, ss, dr] {
     train::TrainOptions opts = *o;
     if (resume_opt->count() > 0 && opts.resume_from_checkpoint.empty()) opts.resume_from_checkpoint = "latest";
     const dist::DistEnv env = dist::read_env();  // torchrun's RANK / WORLD_SIZE / MASTER_*
@@ -101,7 +102,7 @@ void setup(CLI::App& app) {
       if (es->count() == 0) opts.eval_steps = 187;
       if (ss->count() == 0) opts.save_steps = 187;
     }
-    train::run_train(opts);
+    train::run_train(opts, *hooks);
   });
 }
 

@@ -10,29 +10,6 @@ double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock:
 constexpr size_t kReadyAhead = 1;  // batches finished ahead of the step, beyond the loader's own prefetch
 }  // namespace
 
-ModelBatch to_model_batch(loader::BatchPtr b, const text::Tokenizer& tok, int max_len, const torch::Device& device) {
-  ModelBatch m;
-  const int64_t B = b->size, S = b->image_size;
-  m.size = B;
-  auto enc = tok.encode_batch(b->captions, max_len, text::Padding::kLongest, 1);
-  auto ids = torch::from_blob(enc.input_ids.data(), {enc.batch, enc.length}, torch::kInt64).clone();
-  auto mask = torch::from_blob(enc.attention_mask.data(), {enc.batch, enc.length}, torch::kInt64).clone();
-  auto pixels = torch::from_blob(b->pixels.data(), {B, 3, S, S}, torch::kFloat32);
-  m.image_keys = b->image_keys;
-  if (device.is_cpu()) {
-    m.pixels = pixels;
-    m.input_ids = ids;
-    m.attention_mask = mask;
-    m.host = std::move(b);
-  } else {
-    // Pinned staging, then an asynchronous copy; the loader's buffer can go back to its pool right away.
-    m.pixels = pixels.pin_memory().to(device, /*non_blocking=*/true);
-    m.input_ids = ids.pin_memory().to(device, true);
-    m.attention_mask = mask.pin_memory().to(device, true);
-  }
-  return m;
-}
-
 BatchSource::BatchSource(loader::Loader& loader, const text::Tokenizer& tok, int max_len, torch::Device device,
                          bool background)
     : loader_(loader), tok_(tok), max_len_(max_len), device_(device), background_(background) {}

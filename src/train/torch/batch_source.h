@@ -1,5 +1,5 @@
-// Turns the loader's host batches into model inputs, one batch ahead of the training step:
-// tokenized captions (input_ids / attention_mask) and the pixel tensor on the target device. With background
+// The CPU loader's batch provider (batch_provider.h): turns the loader's host batches into model inputs (tokenized
+// captions and the pixel tensor on the target device), one batch ahead of the training step. With background
 // = true a thread pulls the next batch from the loader, tokenizes it and starts its host-to-device copy (pinned
 // memory, non_blocking on CUDA) while the current step runs; with false (dataloader_num_workers 0, PyTorch's
 // "load in the main process") everything happens inside next(), so its cost shows up as data wait.
@@ -15,31 +15,22 @@
 
 #include "loader/loader.h"
 #include "text/tokenizer.h"
+#include "train/torch/batch_provider.h"
 
 namespace bt::train {
 
-struct ModelBatch {
-  loader::BatchPtr host;  // owns the pixel buffer a CPU tensor points into
-  torch::Tensor pixels, input_ids, attention_mask;
-  std::vector<std::string> image_keys;
-  int64_t size = 0;
-};
-
-// Host batch -> tensors on `device` (CPU: wraps the loader's buffer without a copy).
-ModelBatch to_model_batch(loader::BatchPtr b, const text::Tokenizer& tok, int max_len, const torch::Device& device);
-
-class BatchSource {
+class BatchSource : public BatchProvider {
  public:
   BatchSource(loader::Loader& loader, const text::Tokenizer& tok, int max_len, torch::Device device, bool background);
-  ~BatchSource();
+  ~BatchSource() override;
   BatchSource(const BatchSource&) = delete;
   BatchSource& operator=(const BatchSource&) = delete;
 
   // Batches [first_batch, first_batch + num_batches) of `epoch`.
-  void start(uint64_t epoch, size_t first_batch, size_t num_batches);
+  void start(uint64_t epoch, size_t first_batch, size_t num_batches) override;
   // The next batch, or nullopt when the segment is done; *wait_s = seconds this call blocked.
-  std::optional<ModelBatch> next(double* wait_s);
-  void stop();
+  std::optional<ModelBatch> next(double* wait_s) override;
+  void stop() override;
 
  private:
   void produce();

@@ -15,6 +15,7 @@
 #include "source/source.h"
 #include "train/checkpoint_dir.h"
 #include "train/run_log.h"
+#include "train/torch/device.h"
 #include "train/torch/embed_eval.h"
 
 namespace fs = std::filesystem;
@@ -22,15 +23,6 @@ namespace fs = std::filesystem;
 namespace bt::train {
 
 namespace {
-
-torch::Device pick(const std::string& device) {
-  if (device == "cpu") return torch::kCPU;
-  if (device == "cuda" || device.rfind("cuda:", 0) == 0) {
-    if (!torch::cuda::is_available()) fail("--device ", device, ": this libtorch build sees no CUDA device (use --device cpu)");
-    return torch::Device(device);
-  }
-  fail("--device must be cpu or cuda (got '", device, "')");
-}
 
 void check(const EvaluateOptions& o) {
   if (o.task != "matching" && o.task != "retrieval") fail("--task must be matching or retrieval (got '", o.task, "')");
@@ -159,7 +151,7 @@ EvalMetrics retrieval(model::BridgeTowerForContrastiveLearning& m, const text::T
 
 EvalMetrics run_evaluate(const EvaluateOptions& o) {
   check(o);
-  const torch::Device device = pick(o.device);
+  const torch::Device device = parse_device(o.device);
   if (device.is_cpu()) model::configure_torch_threads(std::max(1, int(std::thread::hardware_concurrency()) - o.dataloader_num_workers));
   text::Tokenizer tok = text::Tokenizer::from_dir(o.model_name_or_path);
   model::BridgeTowerForContrastiveLearning m = model::load_contrastive(o.model_name_or_path);

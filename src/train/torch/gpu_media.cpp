@@ -181,6 +181,13 @@ GpuMediaSource::GpuMediaSource(loader::Loader& loader, const text::Tokenizer& to
     fail("--use_media_pipeline: the train loader must run in decode-only mode (LoaderOptions::output_decoded)");
 }
 
+GpuMediaSource::~GpuMediaSource() {
+  try {
+    stop();
+  } catch (...) {  // a destructor must not throw; the pipeline's own destructor waits for the side stream
+  }
+}
+
 void GpuMediaSource::stop() {
   while (!queued_.empty()) {  // drop what was submitted ahead (its kernel may still run: take() orders it)
     queued_.pop_front();
@@ -205,11 +212,7 @@ bool GpuMediaSource::submit_one(double* wait_s) {
   ModelBatch m;
   m.size = b->size;
   m.image_keys = b->image_keys;
-  auto enc = tok_.encode_batch(b->captions, max_len_, text::Padding::kLongest, 1);
-  m.input_ids = torch::from_blob(enc.input_ids.data(), {enc.batch, enc.length}, torch::kInt64)
-                    .pin_memory().to(device_, /*non_blocking=*/true);
-  m.attention_mask = torch::from_blob(enc.attention_mask.data(), {enc.batch, enc.length}, torch::kInt64)
-                         .pin_memory().to(device_, true);
+  upload_captions(m, b->captions, tok_, max_len_, device_);
   pipe_.submit(*b);  // copies the images out: the host batch goes back to the loader here
   queued_.push_back(std::move(m));
   return true;

@@ -6,7 +6,7 @@
 // submitted batch's tensor after making the CALLER's current CUDA stream wait for that event (no host sync), so
 // the resize of step k+1 runs while step k computes. submit() and take() may be called from different threads
 // (one producer, one consumer); batches come out in submission order. The output equals the CPU loader's
-// pixels for the same rows (tests/cuda/decoded_loader_test.cpp checks the math on the CPU reference).
+// pixels for the same rows (tests/loader/decoded_loader_test.cpp checks the math on the CPU reference).
 //
 // Compiled for real only with BT_HAVE_CUDA and a CUDA libtorch (BT_TORCH_CUDA); otherwise the constructor
 // throws bt::Error "--use_media_pipeline needs a CUDA build of bridgetune and a GPU".
@@ -26,7 +26,7 @@
 #include "loader/batch.h"
 #include "loader/loader.h"
 #include "text/tokenizer.h"
-#include "train/torch/batch_source.h"
+#include "train/torch/batch_provider.h"
 
 namespace bt::train {
 
@@ -69,15 +69,16 @@ class GpuMediaPipeline {
 // work for batch k+1 -- waiting for the loader, tokenizing, packing into pinned memory -- and its resize on the
 // side stream overlap step k on the GPU instead of preceding it. next() returns batch k with pixels ready on the
 // caller's stream (submitting it first if prefetch() was not called). Both report the time spent blocked on the
-// loader as data wait. Same start/next/stop contract as BatchSource; loader errors propagate from next() or
+// loader as data wait. The BatchProvider contract (batch_provider.h); loader errors propagate from next() or
 // prefetch(). Construction throws the stub's error in builds without the CUDA pipeline.
-class GpuMediaSource {
+class GpuMediaSource : public BatchProvider {
  public:
   GpuMediaSource(loader::Loader& loader, const text::Tokenizer& tok, int max_len, GpuMediaOptions o);
-  void start(uint64_t epoch, size_t first_batch, size_t num_batches);
-  std::optional<ModelBatch> next(double* wait_s);
-  void prefetch(double* wait_s);  // submit the next batch now if none is queued (no-op at the epoch's end)
-  void stop();
+  ~GpuMediaSource() override;
+  void start(uint64_t epoch, size_t first_batch, size_t num_batches) override;
+  std::optional<ModelBatch> next(double* wait_s) override;
+  void prefetch(double* wait_s) override;  // submit the next batch now if none is queued (no-op at the epoch's end)
+  void stop() override;
 
  private:
   bool submit_one(double* wait_s);

@@ -1,0 +1,381 @@
+// The setup of a training run (see train_setup.h): checks, output_dir, data, model, optimizer, loaders.
+#include "train/torch/train_setup.h"
+
+#include <cmath>
+#include <cstdio>
+#include <thread>
+
+#include "common/error.h"
+#include "data/synth.h"
+#include "dist/env.h"
+#include "hub/hub.h"
+#include "model/preprocessor.h"
+#include "source/source.h"
+#include "text/train_bpe.h"
+#include "train/checkpoint_dir.h"
+#include "train/run_log.h"
+#include "train/torch/cuda_ops.h"
+#include "train/torch/device.h"
+#include "train/torch/gpu_media.h"
+
+namespace bt::train {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t kDemoVocabSize = 1024;
+
+// Files a finished or interrupted run leaves in output_dir (removed by --overwrite_output_dir; nothing else is).
+const char* const kRunFiles[] = {"train_results.json", "metrics.jsonl",        "training_plot.png",
+                                 "config.json",        "model.safetensors",    "vocab.json",
+                                 "merges.txt",         "tokenizer_config.json", "special_tokens_map.json",
+                                 "eval_results.json"};
+
+void check_options(const TrainOptions& o) {
+  auto positive = [](int64_t v, const char* flag) {
+    if (v < 1) fail(flag, " must be >= 1 (got ", v, ")");
+  };
+  positive(o.per_device_train_batch_size, "--per_device_train_batch_size");
+  positive(o.per_device_eval_batch_size, "--per_device_eval_batch_size");
+  positive(o.gradient_accumulation_steps, "--gradient_accumulation_steps");
+  positive(o.logging_steps, "--logging_steps");
+  if (o.per_device_train_batch_size < 2) fail("--per_device_train_batch_size must be >= 2: the contrastive loss needs negatives");
+  if (o.max_steps <= 0 && !(o.num_train_epochs > 0))
+    fail("--num_train_epochs must be > 0 (got ", o.num_train_epochs, "), or give --max_steps");
+  if (!(o.learning_rate >= 0)) fail("--learning_rate must be >= 0");
+  if (o.warmup_ratio < 0 || o.warmup_ratio > 1) fail("--warmup_ratio must be in [0, 1] (got ", o.warmup_ratio, ")");
+  if (o.warmup_steps < 0) fail("--warmup_steps must be >= 0");
+  if (o.max_seq_length < 3) fail("--max_seq_length must be >= 3 (got ", o.max_seq_length, ")");
+  if (o.dataloader_num_workers < 0) fail("--dataloader_num_workers must be >= 0");
+  if (o.train_transform != "eval" && o.train_transform != "train")
+    fail("--train_transform must be eval or train (got '", o.train_transform, "')");
+  if (o.on_bad_sample != "error" && o.on_bad_sample != "skip")
+    fail("--on_bad_sample must be error or skip (got '", o.on_bad_sample, "')");
+  parse_schedule_type(o.lr_scheduler_type);
+  if (o.output_dir.empty()) fail("--output_dir must not be empty");
+  if (o.world_size < 1 || o.rank < 0 || o.rank >= o.world_size)
+    fail("RANK=", o.rank, " WORLD_SIZE=", o.world_size, ": need 0 <= RANK < WORLD_SIZE");
+  if (!(o.ddp_timeout > 0)) fail("--ddp_timeout must be > 0 seconds (got ", o.ddp_timeout, ")");
+  if (o.dropout > 1) fail("--dropout must be in [0, 1] (got ", o.dropout, ")");
+  if (!o.train_file.empty() && !o.train_shards.empty()) fail("give --train_file or --train_shards, not both");
+}
+
+// --use_media_pipeline needs a CUDA device, a CUDA build and real loader batches.
+void check_media_pipeline(const TrainOptions& o, const TrainHooks& hooks, const torch::Device& device) {
+  if (!o.use_media_pipeline) return;
+  if (!device.is_cuda())
+    fail("--use_media_pipeline needs --device cuda (the GPU media pipeline decodes and resizes on the device)");
+  std::string why;
+  if (!GpuMediaPipeline::available(&why)) fail("--use_media_pipeline needs a CUDA build of bridgetune and a GPU (", why, ")");
+  if (hooks.in_memory_batches > 0) fail("--use_media_pipeline cannot be combined with in-memory batches");
+}
+
+// A resumed run must keep the data order and the global batch: refuse a checkpoint made with other settings.
+void check_resume_settings(const fs::path& dir, const TrainOptions& o) {
+  const TrainerState saved =
+      TrainerState::from_json(read_json_file(dir / "trainer_state.json"), (dir / "trainer_state.json").string());
+  auto same = [&](const char* key, const char* what, const nlohmann::json& now) {
+    if (!saved.settings.contains(key) || saved.settings[key] == now) return;
+    fail("--resume_from_checkpoint ", dir.string(), ": it was made with ", what, " ", saved.settings[key].dump(),
+         ", this run has ", now.dump(), "; resume with the same value (or start a new --output_dir)");
+  };
+  same("per_device_train_batch_size", "--per_device_train_batch_size", o.per_device_train_batch_size);
+  same("seed", "--seed", o.seed);
+  same("world_size", "world size (WORLD_SIZE / torchrun --nproc_per_node)", o.world_size);
+}
+
+// The launch environment: torchrun's variables when the CLI saw a multi-process launch, else one process.
+dist::DistEnv dist_env(const TrainOptions& o) {
+  if (o.world_size <= 1) return {};
+  dist::DistEnv env = dist::read_env();
+  if (env.world_size != o.world_size || env.rank != o.rank)
+    fail("RANK/WORLD_SIZE in the environment (", env.rank, "/", env.world_size, ") differ from the options (", o.rank,
+         "/", o.world_size, ")");
+  return env;
+}
+
+// Refuses an output_dir holding another run unless told to replace it; all before anything is written.
+void check_output_dir(const TrainOptions& o) {
+  const fs::path out(o.output_dir);
+  if (!fs::exists(out)) return;
+  if (!fs::is_directory(out)) fail("--output_dir ", o.output_dir, " exists and is not a folder");
+  if (o.overwrite_output_dir || !o.resume_from_checkpoint.empty()) return;
+  if (fs::exists(out / "train_results.json"))
+    fail("--output_dir ", o.output_dir, " holds a finished run (train_results.json); pass --overwrite_output_dir to "
+         "replace it, or choose another --output_dir");
+  if (!list_checkpoints(out).empty())
+    fail("--output_dir ", o.output_dir, " holds checkpoints of an earlier run; pass --resume_from_checkpoint latest to "
+         "continue it or --overwrite_output_dir to start over");
+}
+
+// --tokenizer_name and --model_name_or_path name folders that exist (and go together as documented).
+void check_model_paths(const TrainOptions& o) {
+  if (!o.tokenizer_name.empty() && !o.model_name_or_path.empty())
+    fail("--tokenizer_name is for --model_preset models; --model_name_or_path ", o.model_name_or_path,
+         " brings its own tokenizer files");
+  if (!o.tokenizer_name.empty() && !fs::is_directory(o.tokenizer_name))
+    fail("--tokenizer_name ", o.tokenizer_name, ": no such folder (give one with vocab.json + merges.txt or "
+         "tokenizer.json)");
+  if (!o.model_name_or_path.empty()) {
+    if (!fs::is_directory(o.model_name_or_path))
+      fail("--model_name_or_path ", o.model_name_or_path, ": no such folder (give an HF checkpoint folder with "
+           "config.json and model.safetensors, or use --model_preset)");
+    if (!fs::exists(fs::path(o.model_name_or_path) / "config.json"))
+      fail("--model_name_or_path ", o.model_name_or_path, ": no config.json in it");
+  }
+}
+
+void clear_previous_run(const fs::path& out) {
+  std::error_code ec;
+  for (const char* f : kRunFiles) fs::remove(out / f, ec);
+  for (const auto& c : list_checkpoints(out)) fs::remove_all(c.path, ec);
+  remove_stale_staging(out);
+}
+
+// The embedded default: New-Yorker-like cartoons, small enough for a sub-minute run on two cores.
+std::pair<std::string, std::string> make_demo_data(const fs::path& out, bool quiet) {
+  const fs::path base = out / "demo_data";
+  // Captions that describe each picture, with a coloured balloon a small model learns to see within minutes;
+  // enough distinct pictures (2000) that what it learns carries over to the held-out ones.
+  data::SynthOptions train;
+  train.n = 6000;
+  train.images = 2000;
+  train.seed = 1;
+  train.min_width = 160, train.max_width = 320;
+  train.accents = true;
+  data::SynthOptions val = train;
+  val.n = 64, val.images = 32, val.seed = 2;
+  if (!quiet) std::printf("generating demo data (%zu + %zu cartoon rows) in %s\n", train.n, val.n, base.c_str());
+  data::write_synth((base / "train").string(), train);
+  data::write_synth((base / "validation").string(), val);
+  return {(base / "train").string(), (base / "validation").string()};
+}
+
+// Train and validation sets through the one source factory; the training set gets its epoch order (parquet's
+// row-group windows, returned through `sampler` for the train loader's SamplerOptions), the validation set is
+// read as opened.
+std::shared_ptr<const data::Dataset> open_data(const std::string& path, const TrainOptions& o, const char* flag,
+                                               loader::SamplerOptions* sampler = nullptr) {
+  source::SourceOptions so;
+  so.image_column = o.image_column;
+  so.caption_column = o.caption_column;
+  so.on_bad = o.on_bad_sample == "skip" ? data::OnBad::kSkip : data::OnBad::kError;
+  so.shuffle_window_row_groups = o.shuffle_window_row_groups;
+  so.max_image_bytes = o.max_image_bytes;
+  so.locality_order = sampler != nullptr;
+  so.flag = flag;
+  source::Source src = source::open_source(path, so);
+  if (sampler) src.apply_order(*sampler);
+  return src.dataset;
+}
+
+// Model config and tokenizer: the checkpoint's being resumed, a pretrained folder's, or a preset's.
+void load_config_and_tokenizer(TrainRun& r) {
+  const TrainOptions& o = r.o;
+  if (!r.resume_dir.empty()) {
+    r.cfg = model::load_pretrained_config(r.resume_dir.string());
+    r.tok = text::Tokenizer::from_dir(r.resume_dir.string());
+  } else if (!o.model_name_or_path.empty()) {
+    r.cfg = model::load_pretrained_config(o.model_name_or_path);  // + preprocessor_config.json's mean/std
+    r.tok = text::Tokenizer::from_dir(o.model_name_or_path);
+  } else {
+    r.cfg = model::preset(o.model_preset);
+    if (o.image_size > 0) r.cfg.vision.image_size = o.image_size;
+    if (!o.tokenizer_name.empty()) {
+      r.tok = text::Tokenizer::from_dir(o.tokenizer_name);
+      r.cfg.text.vocab_size = static_cast<int>(r.tok->vocab_size());
+    }
+  }
+  if (r.tok && r.tok->vocab_size() > static_cast<size_t>(r.cfg.text.vocab_size))  // an id past the table: CUDA assert
+    fail("the tokenizer has ", r.tok->vocab_size(), " ids but the model's text embeddings hold ", r.cfg.text.vocab_size,
+         ": use the checkpoint's own tokenizer (or a --model_preset with --tokenizer_name)");
+  if (o.dropout >= 0) r.cfg.text.hidden_dropout_prob = r.cfg.text.attention_probs_dropout_prob = o.dropout;
+  if (o.image_size > 0 && o.image_size != r.image_size())
+    fail("--image_size ", o.image_size, " differs from the model's vision image_size ", r.image_size(),
+         " (its position embeddings are sized for it)");
+}
+
+// Dataset-size checks before writing anything (demo data is ours and big enough).
+void check_dataset_size(const TrainRun& r) {
+  const TrainOptions& o = r.o;
+  if (!r.train_ds) return;
+  const size_t rows_per_rank = (r.train_ds->size() + static_cast<size_t>(o.world_size) - 1) / static_cast<size_t>(o.world_size);
+  if (rows_per_rank < static_cast<size_t>(r.batch()) * o.gradient_accumulation_steps)
+    fail(r.train_flag, " ", r.train_path, ": ", r.train_ds->size(), " rows, fewer than one step needs (",
+         "--per_device_train_batch_size ", r.batch(), " x --gradient_accumulation_steps ", o.gradient_accumulation_steps,
+         " x ranks ", o.world_size, ")");
+}
+
+// From here on output_dir is written (by rank 0; the others wait for it at the barriers): the demo's data, and
+// the demo tokenizer built from the training captions.
+void prepare_output_dir(TrainRun& r) {
+  r.group->barrier();
+  if (r.main_rank) fs::create_directories(r.out);
+  if (r.main_rank && r.o.overwrite_output_dir && r.resume_dir.empty()) clear_previous_run(r.out);
+  if (r.main_rank) remove_stale_staging(r.out);
+  if (r.demo) {
+    const fs::path base = r.out / "demo_data";
+    if (r.main_rank) make_demo_data(r.out, !r.talk);
+    r.group->barrier();
+    r.train_path = (base / "train").string();
+    r.val_path = (base / "validation").string();
+    r.train_ds = open_data(r.train_path, r.o, "--train_file");
+    r.val_ds = open_data(r.val_path, r.o, "--validation_file");
+  }
+  if (!r.tok) {
+    std::vector<std::string> captions;
+    for (size_t i = 0; i < r.train_ds->size(); ++i) captions.push_back(r.train_ds->caption(i));
+    r.tok = text::train_tokenizer(captions, kDemoVocabSize);
+    r.cfg.text.vocab_size = static_cast<int>(r.tok->vocab_size());
+    if (r.talk) std::printf("built a %zu-token BPE vocabulary from the training captions\n", r.tok->vocab_size());
+  }
+}
+
+void build_model(TrainRun& r) {
+  const TrainOptions& o = r.o;
+  // On a GPU the parameters are made and randomly initialised there (the large preset's 866M values take seconds
+  // on one CPU thread); the CPU path is unchanged, so CPU runs keep their exact initial weights.
+  r.model = model::BridgeTowerForContrastiveLearning(
+      r.cfg, r.device.is_cuda() ? torch::TensorOptions().device(r.device) : torch::TensorOptions());
+  if (r.resume_dir.empty() && !o.model_name_or_path.empty()) r.model->load_weights(o.model_name_or_path, true);
+  if (o.freeze_vision_model) model::freeze_parameters(*r.model, model::kVisionTowerPrefix);
+  if (o.freeze_text_model) model::freeze_parameters(*r.model, model::kTextTowerPrefix);
+  if (o.freeze_text_pooler) model::freeze_parameters(*r.model, model::kTextPoolerPrefix);
+  r.model->to(r.device);
+  r.model->train();
+  if (r.device.is_cuda()) register_cuda_ops();  // the fused QuickGELU kernels (a no-op without them)
+  r.opt.emplace(make_adamw(*r.model, {o.learning_rate, o.adam_beta1, o.adam_beta2, o.adam_epsilon, o.weight_decay}));
+}
+
+// Loaders and the step plan. Several ranks with dedupe: dedupe the global batch once (the same order on every
+// rank), then shard it.
+void build_loaders(TrainRun& r) {
+  const TrainOptions& o = r.o;
+  const int B = r.batch();
+  loader::LoaderOptions train_lo = loader_options(o, r.cfg, B, true);
+  train_lo.sampler.row_group_ends = r.train_locality.row_group_ends;
+  train_lo.sampler.shuffle_window_groups = r.train_locality.shuffle_window_groups;
+  if (o.world_size > 1 && train_lo.sampler.dedupe_images_in_batch) {
+    loader::SamplerOptions g = train_lo.sampler;
+    g.batch_size = static_cast<size_t>(B) * static_cast<size_t>(o.world_size);
+    r.global_view = std::make_shared<loader::GlobalOrderView>(r.train_ds, g);
+    train_lo.sampler.shuffle = false;  // the view is already in (locality-)shuffled, deduplicated global order
+    train_lo.sampler.dedupe_images_in_batch = false;
+    train_lo.sampler.row_group_ends.clear();
+  }
+  r.train_loader = std::make_unique<loader::Loader>(
+      r.global_view ? std::shared_ptr<const data::Dataset>(r.global_view) : r.train_ds, train_lo);
+  r.batches_per_epoch = r.train_loader->sampler().rows_per_epoch() / static_cast<size_t>(B);
+  r.steps_per_epoch = static_cast<int64_t>(r.batches_per_epoch) / o.gradient_accumulation_steps;
+  if (r.steps_per_epoch < 1) fail("--train_file ", r.train_path, ": too few rows for one optimizer step");
+  r.total_steps = o.max_steps > 0 ? o.max_steps : static_cast<int64_t>(std::ceil(o.num_train_epochs * r.steps_per_epoch));
+  r.sched = Schedule{parse_schedule_type(o.lr_scheduler_type),
+                     resolve_warmup_steps(o.warmup_steps, o.warmup_ratio, r.total_steps), r.total_steps};
+  if (r.val_ds)
+    r.val_loader = std::make_unique<loader::Loader>(r.val_ds, loader_options(o, r.cfg, o.per_device_eval_batch_size, false));
+}
+
+// The trainer state (the saved one when resuming), and every rank starting from rank 0's weights.
+void restore_state(TrainRun& r) {
+  const TrainOptions& o = r.o;
+  r.st.settings = {{"per_device_train_batch_size", r.batch()},
+                   {"gradient_accumulation_steps", o.gradient_accumulation_steps},
+                   {"world_size", o.world_size},
+                   {"seed", o.seed},
+                   {"total_steps", r.total_steps}};
+  if (!r.resume_dir.empty()) {
+    r.st = load_checkpoint(r.resume_dir, r.model, *r.opt);
+    if (r.talk) std::printf("resumed from %s at step %lld\n", r.resume_dir.c_str(), (long long)r.st.global_step);
+  }
+  r.params = r.opt->tensors();
+  r.sync = std::make_unique<dist::GradientSync>(*r.group, r.params);
+  r.sync->broadcast_parameters();
+  if (r.group->distributed() && r.talk)
+    std::printf("%s\n", str("data parallel: ", r.group->world_size(), " processes (", r.group->backend(), "), ",
+                            o.gather_embeddings ? "contrastive negatives over the global batch" : "per-rank contrastive loss")
+                            .c_str());
+}
+
+}  // namespace
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+loader::LoaderOptions loader_options(const TrainOptions& o, const model::BridgeTowerConfig& cfg, int batch, bool train) {
+  loader::LoaderOptions lo;
+  lo.num_workers = o.dataloader_num_workers;
+  lo.prefetch_batches = std::max(o.prefetch_batches, 1);
+  lo.batch_size = batch;
+  lo.transform.image_size = cfg.vision.image_size;
+  cfg.image.apply_to(lo.transform);  // the model folder's mean/std (preprocessor_config.json), else CLIP's
+  lo.transform.dct_scaling = o.jpeg_dct_scaling;
+  lo.transform.mode = train && o.train_transform == "train" ? media::TransformMode::kTrain : media::TransformMode::kEval;
+  lo.on_bad_sample = o.on_bad_sample == "skip" ? loader::OnBadSample::kSkip : loader::OnBadSample::kError;
+  lo.decoded_cache_mb = static_cast<size_t>(std::max(o.decoded_cache_mb, 0));
+  lo.image_column = o.image_column;
+  lo.caption_column = o.caption_column;
+  lo.sampler.seed = o.seed;
+  lo.sampler.shuffle = train;
+  lo.sampler.rank = train ? o.rank : 0;
+  lo.sampler.world_size = train ? o.world_size : 1;
+  lo.sampler.dedupe_images_in_batch = train && o.dedupe_images_in_batch;
+  lo.sampler.batch_size = static_cast<size_t>(batch);
+  lo.output_decoded = train && o.use_media_pipeline;  // the GPU resizes (GpuMediaSource): workers only decode
+  return lo;
+}
+
+std::unique_ptr<TrainRun> setup_run(const TrainOptions& options, const TrainHooks& hooks) {
+  auto run = std::make_unique<TrainRun>();
+  TrainRun& r = *run;
+  // Hub ids (org/name) become snapshot folders of the local Hugging Face cache before any check (hub/hub.h).
+  r.o = options;
+  r.hooks = hooks;
+  TrainOptions& o = r.o;
+  for (auto [p, flag] : {std::pair{&o.model_name_or_path, "--model_name_or_path"}, {&o.tokenizer_name, "--tokenizer_name"}})
+    if (!p->empty()) *p = hub::resolve(*p, hub::RepoType::Model, o.model_revision, o.cache_dir, flag);
+  check_options(o);
+  r.device = parse_device(o.device);
+  check_media_pipeline(o, hooks, r.device);
+  // Rendezvous first, so every rank runs the checks below before rank 0 writes anything.
+  r.group = dist::init_process_group(dist_env(o), {o.ddp_timeout, o.device});
+  check_output_dir(o);
+  r.out = o.output_dir;
+  r.main_rank = r.group->is_main();
+  r.talk = r.main_rank && !hooks.quiet;
+  if (!o.resume_from_checkpoint.empty()) {
+    r.resume_dir = resolve_resume_dir(o.resume_from_checkpoint, r.out);
+    check_resume_settings(r.resume_dir, o);
+  }
+  // A resumed run reads the tokenizer it saved in its checkpoint (so the same command line can be rerun).
+  check_model_paths(o);
+  // Default intra-op threads on CPU: the cores the loader workers leave free. Oversubscribing (torch's OpenMP
+  // pool spinning against the workers) made tiny-model steps ~9x slower on 2 cores.
+  r.torch_threads = o.torch_threads;
+  if (r.torch_threads <= 0 && r.device.is_cpu())
+    r.torch_threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) - o.dataloader_num_workers);
+  model::configure_torch_threads(r.torch_threads);
+  torch::manual_seed(o.seed);
+
+  // Data (the embedded demo writes its generated data: only after every check).
+  r.train_flag = o.train_shards.empty() ? "--train_file" : "--train_shards";
+  r.train_path = o.train_shards.empty() ? o.train_file : o.train_shards;
+  r.val_path = o.validation_file;
+  r.demo = r.train_path.empty();
+  if (!r.demo) {
+    r.train_ds = open_data(r.train_path, o, r.train_flag, &r.train_locality);
+    if (!r.val_path.empty()) r.val_ds = open_data(r.val_path, o, "--validation_file");
+  }
+  load_config_and_tokenizer(r);
+  check_dataset_size(r);
+  prepare_output_dir(r);
+  build_model(r);
+  build_loaders(r);
+  restore_state(r);
+  return run;
+}
+
+}  // namespace bt::train
