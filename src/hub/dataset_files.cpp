@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "hub/hub.h"
 
 namespace fs = std::filesystem;
 
@@ -47,7 +48,8 @@ std::string join(const std::set<std::string>& names) {
 
 }  // namespace
 
-std::string dataset_split_pattern(const std::string& repo_dir, const std::string& config, const std::string& split) {
+std::string dataset_split_pattern(const std::string& repo_dir, const std::string& config, const std::string& split,
+                                  const std::string& split_flag) {
   const fs::path root(repo_dir);
   std::error_code ec;
   if (!fs::is_directory(root, ec)) fail("--dataset_name ", repo_dir, ": no such folder");
@@ -63,10 +65,15 @@ std::string dataset_split_pattern(const std::string& repo_dir, const std::string
   const fs::path dir = root / (want == "default" && fs::is_directory(root / "data", ec) ? "data" : want);
   const std::set<std::string> splits = splits_in(dir);
   if (!splits.count(split))
-    fail("--split ", split, ": config '", want, "' of ", repo_dir, " has no such split (splits: ", join(splits), ")");
+    fail(split_flag, " ", split, ": config '", want, "' of ", repo_dir, " has no such split (splits: ", join(splits), ")");
   if (fs::is_directory(dir / split, ec)) return (dir / split / "*.parquet").string();
   if (fs::exists(dir / (split + ".parquet"), ec)) return (dir / (split + ".parquet")).string();
   return (dir / (split + "-*.parquet")).string();
+}
+
+std::string resolve_dataset_split(const DatasetRef& ref, const std::string& split, const std::string& split_flag) {
+  const std::string repo = resolve(ref.name, RepoType::Dataset, ref.revision, ref.cache_dir, "--dataset_name");
+  return dataset_split_pattern(repo, ref.config, split, split_flag);
 }
 
 }  // namespace bt::hub

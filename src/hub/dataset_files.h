@@ -10,6 +10,17 @@
 
 namespace bt::hub {
 
-std::string dataset_split_pattern(const std::string& repo_dir, const std::string& config, const std::string& split);
+// `split_flag` names what asked for the split in the unknown-split error (e.g. "--split", "--do_eval").
+std::string dataset_split_pattern(const std::string& repo_dir, const std::string& config, const std::string& split,
+                                  const std::string& split_flag = "--split");
+
+// A dataset as the --dataset_name / --dataset_config_name / --dataset_revision / --cache_dir flags name it.
+struct DatasetRef {
+  std::string name, config, revision = "main", cache_dir;
+};
+
+// The parquet glob of one split of `ref`: its hub id resolved in the local HF cache (hub.h; a local folder is
+// taken as it is), then dataset_split_pattern(). Used by `evaluate` and `train` alike.
+std::string resolve_dataset_split(const DatasetRef& ref, const std::string& split, const std::string& split_flag = "--split");
 
 }  // namespace bt::hub

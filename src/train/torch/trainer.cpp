@@ -53,7 +53,8 @@ double now_s() { return std::chrono::duration<double>(Clock::now().time_since_ep
 const char* const kRunFiles[] = {"train_results.json", "metrics.jsonl",        "training_plot.png",
                                  "config.json",        "model.safetensors",    "vocab.json",
                                  "merges.txt",         "tokenizer_config.json", "special_tokens_map.json",
-                                 "eval_results.json"};
+                                 "eval_results.json",  "all_results.json",     "test_results.json",
+                                 "trainer_state.json", "training_args.json"};  // the last four: the recipe's
 
 void check_options(const TrainOptions& o) {
   auto positive = [](int64_t v, const char* flag) {
@@ -96,8 +97,7 @@ torch::Device pick_device(const TrainOptions& o) {
 
 // A resumed run must keep the data order and the global batch: refuse a checkpoint made with other settings.
 void check_resume_settings(const fs::path& dir, const TrainOptions& o) {
-  const TrainerState saved =
-      TrainerState::from_json(read_json_file(dir / "trainer_state.json"), (dir / "trainer_state.json").string());
+  const TrainerState saved = TrainerState::from_json(read_json_file(resume_state_file(dir)), resume_state_file(dir).string());
   auto same = [&](const char* key, const char* what, const nlohmann::json& now) {
     if (!saved.settings.contains(key) || saved.settings[key] == now) return;
     fail("--resume_from_checkpoint ", dir.string(), ": it was made with ", what, " ", saved.settings[key].dump(),
@@ -195,6 +195,7 @@ std::shared_ptr<const data::Dataset> open_data(const std::string& path, const Tr
   so.max_image_bytes = o.max_image_bytes;
   so.locality_order = sampler != nullptr;
   so.flag = flag;
+  so.max_rows = size_t(std::max<int64_t>(0, std::string(flag) == "--validation_file" ? o.max_eval_samples : o.max_train_samples));
   source::Source src = source::open_source(path, so);
   if (sampler) src.apply_order(*sampler);
   return src.dataset;
@@ -363,6 +364,8 @@ TrainSummary run_train(const TrainOptions& options) {
   const size_t batches_per_epoch = train_loader.sampler().rows_per_epoch() / static_cast<size_t>(B);
   const int64_t steps_per_epoch = static_cast<int64_t>(batches_per_epoch) / o.gradient_accumulation_steps;
   if (steps_per_epoch < 1) fail("--train_file ", train_path, ": too few rows for one optimizer step");
+  if (o.eval_steps < 0) o.eval_steps = steps_per_epoch;  // HF's eval/save_strategy epoch
+  if (o.save_steps < 0) o.save_steps = steps_per_epoch;
   const int64_t total_steps = o.max_steps > 0 ? o.max_steps
                                               : static_cast<int64_t>(std::ceil(o.num_train_epochs * steps_per_epoch));
   Schedule sched{parse_schedule_type(o.lr_scheduler_type), resolve_warmup_steps(o.warmup_steps, o.warmup_ratio, total_steps),
@@ -376,7 +379,9 @@ TrainSummary run_train(const TrainOptions& options) {
                  {"gradient_accumulation_steps", o.gradient_accumulation_steps},
                  {"world_size", o.world_size},
                  {"seed", o.seed},
-                 {"total_steps", total_steps}};
+                 {"total_steps", total_steps},
+                 {"steps_per_epoch", steps_per_epoch}, {"logging_steps", o.logging_steps}, {"eval_steps", o.eval_steps},
+                 {"save_steps", o.save_steps}, {"num_train_epochs", o.num_train_epochs}};  // the last five: HF's state
   if (!resume_dir.empty()) {
     st = load_checkpoint(resume_dir, model, opt);
     if (talk) std::printf("resumed from %s at step %lld\n", resume_dir.c_str(), (long long)st.global_step);
@@ -391,6 +396,7 @@ TrainSummary run_train(const TrainOptions& options) {
   const int64_t first_step = st.global_step;
   std::optional<MetricsLog> metrics;
   if (main_rank) metrics.emplace(out / "metrics.jsonl", !resume_dir.empty(), st.global_step);
+  if (main_rank && !o.tensorboard_dir.empty()) metrics->add_tensorboard(o.tensorboard_dir);
 
   const bool tty = talk && ProgressBar::stdout_is_tty();
   ProgressBar bar(total_steps, first_step, stdout, tty);
@@ -563,7 +569,9 @@ TrainSummary run_train(const TrainOptions& options) {
   TrainSummary sum;
   sum.output_dir = o.output_dir;
   sum.global_step = st.global_step;
+  sum.max_steps = total_steps, sum.steps_per_epoch = steps_per_epoch;
   if (stopped_early) return sum;  // as if killed: no final outputs
+  sum.completed = true;
   flush_window();
   const RunStats rs = meter.finish(now_s());
   if (o.eval_at_end && (!evaluated || o.eval_steps <= 0 || st.global_step % o.eval_steps != 0)) run_eval();
