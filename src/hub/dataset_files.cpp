@@ -65,7 +65,8 @@ std::string dataset_split_pattern(const std::string& repo_dir, const std::string
   const fs::path dir = root / (want == "default" && fs::is_directory(root / "data", ec) ? "data" : want);
   const std::set<std::string> splits = splits_in(dir);
   if (!splits.count(split))
-    fail(split_flag, " ", split, ": config '", want, "' of ", repo_dir, " has no such split (splits: ", join(splits), ")");
+    fail(split_flag, " ", split, ": config '", want, "' of ", repo_dir, " has no such split (splits: ", join(splits),
+         ")");
   if (fs::is_directory(dir / split, ec)) return (dir / split / "*.parquet").string();
   if (fs::exists(dir / (split + ".parquet"), ec)) return (dir / (split + ".parquet")).string();
   return (dir / (split + "-*.parquet")).string();

@@ -21,6 +21,7 @@ struct DatasetRef {
 
 // The parquet glob of one split of `ref`: its hub id resolved in the local HF cache (hub.h; a local folder is
 // taken as it is), then dataset_split_pattern(). Used by `evaluate` and `train` alike.
-std::string resolve_dataset_split(const DatasetRef& ref, const std::string& split, const std::string& split_flag = "--split");
+std::string resolve_dataset_split(const DatasetRef& ref, const std::string& split,
+                                  const std::string& split_flag = "--split");
 
 }  // namespace bt::hub

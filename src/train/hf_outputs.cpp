@@ -25,7 +25,8 @@ HfStateInfo hf_state_of_settings(const nlohmann::json& s, int64_t global_step) {
   return i;
 }
 
-nlohmann::json hf_log_history(const std::vector<nlohmann::json>& records, int64_t through_step, int64_t steps_per_epoch) {
+nlohmann::json hf_log_history(const std::vector<nlohmann::json>& records, int64_t through_step,
+                              int64_t steps_per_epoch) {
   nlohmann::json out = nlohmann::json::array();
   for (const nlohmann::json& r : records) {
     const int64_t step = r.value("step", int64_t{0});

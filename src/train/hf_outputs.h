@@ -31,7 +31,8 @@ struct HfStateInfo {
 HfStateInfo hf_state_of_settings(const nlohmann::json& settings, int64_t global_step);
 
 // HF log_history entries of metrics.jsonl records with step <= through_step.
-nlohmann::json hf_log_history(const std::vector<nlohmann::json>& records, int64_t through_step, int64_t steps_per_epoch);
+nlohmann::json hf_log_history(const std::vector<nlohmann::json>& records, int64_t through_step,
+                              int64_t steps_per_epoch);
 
 nlohmann::ordered_json hf_trainer_state(const HfStateInfo& info, const nlohmann::json& log_history);
 

@@ -366,6 +366,15 @@ check(set(ck_state) == hf_fields and ck_state["global_step"] == 2 and ck_state["
 check(any(e.get("step") == 2 and "eval_loss" in e for e in ck_state["log_history"]), "the epoch's evaluation")
 check(json.load(open(os.path.join(OUT2, "eval_results.json")))["eval_samples"] == 2, "--max_eval_samples")
 
+# Without --do_train nothing trains: --do_eval alone scores the given model.
+OUT3 = os.path.join(WORK, "eval-only")
+run(["train", "--output_dir", OUT3, "--model_name_or_path", OUT, "--dataset_name", "jmhessel/newyorker_caption_contest",
+     "--dataset_config_name", "matching", "--do_eval", "--max_seq_length", "32", "--dataloader_num_workers", "0"])
+ev3 = json.load(open(os.path.join(OUT3, "eval_results.json")))
+check("eval_loss" in ev3 and "epoch" not in ev3, f"eval only: {ev3}")
+check(not os.path.exists(os.path.join(OUT3, "train_results.json")) and
+      not os.path.exists(os.path.join(OUT3, "model.safetensors")), "eval only: nothing trained")
+
 # An unknown config names those that exist, before anything is written.
 p = run(published[:7] + ["--dataset_config_name", "ranking"] + published[9:], expect_ok=False)
 check("configs: matching" in p.stderr + p.stdout, p.stderr)

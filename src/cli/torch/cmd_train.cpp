@@ -150,15 +150,6 @@ void setup(CLI::App& app) {
       std::printf("note: --fp16: this build's mixed precision is bf16 autocast; using it (as --bf16)\n");
       opts.bf16 = true;
     }
-    // HF's strategies onto the step intervals (eval/save_steps < 0: each epoch).
-    auto strategy = [](const std::string& v, const char* flag, int64_t* steps, int64_t steps_default) {
-      if (v == "no") *steps = 0;
-      else if (v == "epoch") *steps = -1;
-      else if (v == "steps") *steps = *steps > 0 ? *steps : steps_default;
-      else fail(flag, " must be no, steps or epoch (got '", v, "')");
-    };
-    if (eval_strategy->count() > 0) strategy((*strategies)[0], "--eval_strategy", &opts.eval_steps, opts.logging_steps);
-    if (save_strategy->count() > 0) strategy((*strategies)[1], "--save_strategy", &opts.save_steps, 500);
     recipe.caption_column_given = cc->count() > 0;
     recipe.dataset.cache_dir = opts.cache_dir;
     recipe.arguments = arguments_of(app);
@@ -184,6 +175,15 @@ void setup(CLI::App& app) {
       if (es->count() == 0) opts.eval_steps = 187;
       if (ss->count() == 0) opts.save_steps = 187;
     }
+    // HF's strategies onto the step intervals (eval/save_steps < 0: each epoch), over the demo's defaults.
+    auto strategy = [](const std::string& v, const char* flag, int64_t* steps, int64_t steps_default) {
+      if (v == "no") *steps = 0;
+      else if (v == "epoch") *steps = -1;
+      else if (v == "steps") *steps = *steps > 0 ? *steps : steps_default;
+      else fail(flag, " must be no, steps or epoch (got '", v, "')");
+    };
+    if (eval_strategy->count() > 0) strategy((*strategies)[0], "--eval_strategy", &opts.eval_steps, opts.logging_steps);
+    if (save_strategy->count() > 0) strategy((*strategies)[1], "--save_strategy", &opts.save_steps, 500);
     train::run_recipe(recipe);
   });
 }

@@ -76,7 +76,9 @@ Plan plan_of(RecipeOptions& r) {
     fail("--do_predict needs a test split: give --dataset_name (with a test split) or --test_file");
   if (!p.train && t.model_name_or_path.empty())
     fail("--do_eval/--do_predict without --do_train evaluate a trained model: give --model_name_or_path");
-  const std::string& first = !t.train_file.empty() ? t.train_file : !t.validation_file.empty() ? t.validation_file : r.test_file;
+  const std::string& first = !t.train_file.empty()        ? t.train_file
+                             : !t.validation_file.empty() ? t.validation_file
+                                                          : r.test_file;
   if (!r.caption_column_given && !first.empty() && data::classify_source(first) == data::SourceKind::kParquet)
     t.caption_column = "image_description";
   if (r.do_eval) p.evals.push_back({"validation", t.validation_file, "eval", "--do_eval", t.max_eval_samples});
@@ -87,11 +89,15 @@ Plan plan_of(RecipeOptions& r) {
     std::string why = "it needs --device cuda";
     const bool cuda = t.device.rfind("cuda", 0) == 0;
     if (cuda && GpuMediaPipeline::available(&why)) t.use_media_pipeline = true;
-    else if (t.rank == 0) std::printf("note: --mediapipe_dataloader: the GPU media pipeline does not run here (%s); the CPU loader decodes\n", why.c_str());
+    else if (t.rank == 0)
+      std::printf("note: --mediapipe_dataloader: the GPU media pipeline does not run here (%s); the CPU loader decodes\n",
+                  why.c_str());
   }
   if (r.report_to != "none" && r.report_to != "tensorboard" && r.report_to != "all")
-    fail("--report_to must be none, tensorboard or all (got '", r.report_to, "'); bridgetune reports to TensorBoard only");
-  if (r.report_to != "none") t.tensorboard_dir = r.logging_dir.empty() ? default_logging_dir(t.output_dir) : r.logging_dir;
+    fail("--report_to must be none, tensorboard or all (got '", r.report_to,
+         "'); bridgetune reports to TensorBoard only");
+  if (r.report_to != "none")
+    t.tensorboard_dir = r.logging_dir.empty() ? default_logging_dir(t.output_dir) : r.logging_dir;
   return p;
 }
 
@@ -146,7 +152,8 @@ nlohmann::json train_metrics(const TrainSummary& sum, const TrainOptions& t) {
           {"train_steps_per_second", sum.train_samples_per_second / per_step}};
 }
 
-ModelCard card_of(const RecipeOptions& r, const TrainOptions& t, const nlohmann::json& eval, const nlohmann::json& history) {
+ModelCard card_of(const RecipeOptions& r, const TrainOptions& t, const nlohmann::json& eval,
+                  const nlohmann::json& history) {
   ModelCard c;
   c.model_name = fs::path(t.output_dir).lexically_normal().filename().string();
   if (c.model_name.empty()) c.model_name = fs::path(t.output_dir).lexically_normal().parent_path().filename().string();
@@ -174,6 +181,52 @@ ModelCard card_of(const RecipeOptions& r, const TrainOptions& t, const nlohmann:
   return c;
 }
 
+
+// The final evaluations (eval, then test) of the model in model_dir, each a run-log record and a <prefix>_results.json.
+// Returns the eval split's metrics (empty without --do_eval).
+nlohmann::json final_evaluations(const Plan& plan, const TrainOptions& t, const std::string& model_dir, MetricsLog& log,
+                                 const TrainSummary& sum) {
+  nlohmann::json eval_metrics = nlohmann::json::object();
+  if (plan.evals.empty()) return eval_metrics;
+  const torch::Device device(t.device);
+  const int free_cores = std::max(1, int(std::thread::hardware_concurrency()) - t.dataloader_num_workers);
+  if (device.is_cpu()) model::configure_torch_threads(t.torch_threads > 0 ? t.torch_threads : free_cores);
+  auto m = model::load_contrastive(model_dir);
+  m->to(device);
+  const text::Tokenizer tok = text::Tokenizer::from_dir(model_dir);
+  if (!t.quiet) std::printf("\n");
+  for (const Split& s : plan.evals) {
+    nlohmann::json metrics = evaluate_split(m, tok, s, t, device);
+    if (plan.train) metrics["epoch"] = double(sum.global_step) / double(std::max<int64_t>(1, sum.steps_per_epoch));
+    nlohmann::json rec = metrics;  // HF logs them: log_history and TensorBoard
+    rec["step"] = sum.global_step;
+    log.write(rec);
+    save_hf_metrics(t.output_dir, s.prefix, metrics);
+    if (s.prefix == "eval") eval_metrics = metrics;
+    if (!t.quiet) {
+      std::printf("***** %s metrics *****\n", s.prefix.c_str());
+      for (const auto& [k, v] : metrics.items()) std::printf("  %-28s = %s\n", k.c_str(), v.dump().c_str());
+    }
+  }
+  return eval_metrics;
+}
+
+// trainer_state.json (HF schema, log_history from the run log) and the model card of a finished training run.
+void write_state_and_card(const RecipeOptions& r, const TrainSummary& sum, const nlohmann::json& eval_metrics) {
+  const TrainOptions& t = r.train;
+  const fs::path out(t.output_dir);
+  HfStateInfo info;
+  info.global_step = sum.global_step, info.max_steps = sum.max_steps, info.steps_per_epoch = sum.steps_per_epoch;
+  info.logging_steps = t.logging_steps, info.train_batch_size = t.per_device_train_batch_size;
+  info.eval_steps = t.eval_steps < 0 ? sum.steps_per_epoch : t.eval_steps;
+  info.save_steps = t.save_steps < 0 ? sum.steps_per_epoch : t.save_steps;
+  const double steps_per_epoch = double(std::max<int64_t>(1, sum.steps_per_epoch));
+  info.num_train_epochs = t.max_steps <= 0 ? t.num_train_epochs : std::ceil(double(sum.max_steps) / steps_per_epoch);
+  write_hf_trainer_state(out / "trainer_state.json", out / "metrics.jsonl", info);
+  const auto history = read_json_file(out / "trainer_state.json")["log_history"];
+  write_file_atomic(out / "README.md", model_card_markdown(card_of(r, t, eval_metrics, history)));
+}
+
 }  // namespace
 
 void run_recipe(const RecipeOptions& options) {
@@ -182,22 +235,17 @@ void run_recipe(const RecipeOptions& options) {
   const Plan plan = plan_of(r);
   const fs::path out(t.output_dir);
   TrainSummary sum;
-  if (plan.train) {
-    sum = run_train(t);
-    if (!sum.completed || t.rank != 0) return;
-  }
-  if (t.rank != 0) return;
-  if (!t.quiet && !plan.evals.empty()) std::printf("\n");
+  if (plan.train && !(sum = run_train(t)).completed) return;  // stopped early: as if killed, no final outputs
+  if (t.rank != 0) return;                                       // rank 0 writes
   // The trained model (saved by run_train), or the given one.
   std::string model_dir = out.string();
   if (!plan.train) {
-    model_dir = hub::resolve(t.model_name_or_path, hub::RepoType::Model, t.model_revision, t.cache_dir, "--model_name_or_path");
+    model_dir = hub::resolve(t.model_name_or_path, hub::RepoType::Model, t.model_revision, t.cache_dir,
+                             "--model_name_or_path");
     fs::create_directories(out);
   }
-  const bool append = fs::exists(out / "metrics.jsonl");
-  MetricsLog log(out / "metrics.jsonl", append, INT64_MAX);
+  MetricsLog log(out / "metrics.jsonl", fs::exists(out / "metrics.jsonl"), INT64_MAX);
   if (!t.tensorboard_dir.empty()) log.add_tensorboard(t.tensorboard_dir);
-  const double epoch = plan.train && sum.steps_per_epoch > 0 ? double(sum.global_step) / double(sum.steps_per_epoch) : 0;
   if (plan.train) {
     const nlohmann::json m = train_metrics(sum, t);
     save_hf_metrics(out, "train", m);  // train_results.json: bridgetune's keys plus HF's
@@ -206,48 +254,15 @@ void run_recipe(const RecipeOptions& options) {
     rec["step"] = sum.global_step;
     log.write(rec);  // HF logs the run's totals at its end: log_history and TensorBoard
   }
-  nlohmann::json eval_metrics = nlohmann::json::object();
-  if (!plan.evals.empty()) {
-    const torch::Device device(t.device);
-    if (device.is_cpu())
-      model::configure_torch_threads(t.torch_threads > 0 ? t.torch_threads
-                                                         : std::max(1, int(std::thread::hardware_concurrency()) - t.dataloader_num_workers));
-    auto m = model::load_contrastive(model_dir);
-    m->to(device);
-    const text::Tokenizer tok = text::Tokenizer::from_dir(model_dir);
-    for (const Split& s : plan.evals) {
-      nlohmann::json metrics = evaluate_split(m, tok, s, t, device);
-      if (plan.train) metrics["epoch"] = epoch;  // HF adds the epoch once there is one
-      nlohmann::json rec = metrics;
-      rec["step"] = sum.global_step;
-      log.write(rec);
-      save_hf_metrics(out, s.prefix, metrics);
-      if (s.prefix == "eval") eval_metrics = metrics;
-      if (!t.quiet) {
-        std::printf("***** %s metrics *****\n", s.prefix.c_str());
-        for (const auto& [k, v] : metrics.items()) std::printf("  %-28s = %s\n", k.c_str(), v.dump().c_str());
-      }
-    }
-  }
+  const nlohmann::json eval_metrics = final_evaluations(plan, t, model_dir, log, sum);
   write_json_atomic(out / "training_args.json", r.arguments);
-  if (plan.train) {
-    HfStateInfo info;
-    info.global_step = sum.global_step, info.max_steps = sum.max_steps, info.steps_per_epoch = sum.steps_per_epoch;
-    info.logging_steps = t.logging_steps, info.train_batch_size = t.per_device_train_batch_size;
-    info.eval_steps = t.eval_steps < 0 ? sum.steps_per_epoch : t.eval_steps;
-    info.save_steps = t.save_steps < 0 ? sum.steps_per_epoch : t.save_steps;
-    info.num_train_epochs = t.max_steps > 0 ? std::ceil(double(sum.max_steps) / double(std::max<int64_t>(1, sum.steps_per_epoch)))
-                                            : t.num_train_epochs;
-    write_hf_trainer_state(out / "trainer_state.json", out / "metrics.jsonl", info);
-    const auto history = read_json_file(out / "trainer_state.json")["log_history"];
-    write_file_atomic(out / "README.md", model_card_markdown(card_of(r, t, eval_metrics, history)));
-  }
+  if (plan.train) write_state_and_card(r, sum, eval_metrics);
   if (!t.quiet) {
-    std::printf("HF Trainer files in %s: all_results.json%s%s, training_args.json%s\n", out.c_str(),
-                plan.train ? ", trainer_state.json, README.md (model card)" : "",
-                plan.evals.empty() ? "" : plan.evals.size() == 2 ? ", eval_results.json, test_results.json"
-                                          : (", " + plan.evals[0].prefix + "_results.json").c_str(),
-                t.tensorboard_dir.empty() ? "" : (", TensorBoard events in " + t.tensorboard_dir).c_str());
+    std::string files = "all_results.json, training_args.json";
+    if (plan.train) files += ", trainer_state.json, README.md (model card)";
+    for (const Split& s : plan.evals) files += ", " + s.prefix + "_results.json";
+    if (!t.tensorboard_dir.empty()) files += "; TensorBoard events in " + t.tensorboard_dir;
+    std::printf("HF Trainer files in %s: %s\n", out.c_str(), files.c_str());
     std::fflush(stdout);
   }
 }
