@@ -357,7 +357,7 @@ OUT2 = os.path.join(WORK, "per-epoch")
 run(["train", "--output_dir", OUT2, "--model_name_or_path", "BridgeTower/bridgetower-large-itm-mlm-itc",
      "--dataset_name", "jmhessel/newyorker_caption_contest", "--dataset_config_name", "matching", "--do_train",
      "--do_eval", "--per_device_train_batch_size", "4", "--num_train_epochs", "1", "--save_strategy", "epoch",
-     "--eval_strategy=epoch", "--max_train_samples", "8", "--max_eval_samples", "2", "--logging_steps", "1",
+     "--evaluation_strategy=epoch", "--max_train_samples", "8", "--max_eval_samples", "2", "--logging_steps", "1",
      "--max_seq_length", "32", "--dataloader_num_workers", "0", "--torch_threads", "1"])
 ck = os.path.join(OUT2, "checkpoint-2")
 check(os.path.exists(os.path.join(ck, "bridgetune_state.json")), "checkpoint-2 (8 rows / 4) has the resume state")
@@ -366,10 +366,13 @@ check(set(ck_state) == hf_fields and ck_state["global_step"] == 2 and ck_state["
 check(any(e.get("step") == 2 and "eval_loss" in e for e in ck_state["log_history"]), "the epoch's evaluation")
 check(json.load(open(os.path.join(OUT2, "eval_results.json")))["eval_samples"] == 2, "--max_eval_samples")
 
-# Without --do_train nothing trains: --do_eval alone scores the given model.
+# Without --do_train nothing trains: --do_eval alone scores the given model. --fp16 is this build's bf16 autocast;
+# --trust_remote_code is accepted (nothing is ever executed).
 OUT3 = os.path.join(WORK, "eval-only")
-run(["train", "--output_dir", OUT3, "--model_name_or_path", OUT, "--dataset_name", "jmhessel/newyorker_caption_contest",
-     "--dataset_config_name", "matching", "--do_eval", "--max_seq_length", "32", "--dataloader_num_workers", "0"])
+p = run(["train", "--output_dir", OUT3, "--model_name_or_path", OUT, "--dataset_name", "jmhessel/newyorker_caption_contest",
+         "--dataset_config_name", "matching", "--do_eval", "--max_seq_length", "32", "--dataloader_num_workers", "0",
+         "--fp16", "--trust_remote_code"])
+check("--fp16: this build's mixed precision is bf16 autocast" in p.stdout, p.stdout)
 ev3 = json.load(open(os.path.join(OUT3, "eval_results.json")))
 check("eval_loss" in ev3 and "epoch" not in ev3, f"eval only: {ev3}")
 check(not os.path.exists(os.path.join(OUT3, "train_results.json")) and
