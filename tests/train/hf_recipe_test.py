@@ -197,6 +197,10 @@ def fake_hub(hub):
     os.makedirs(os.path.join(repo, "refs"))
     with open(os.path.join(repo, "refs", "main"), "w") as f:
         f.write(COMMIT)
+    with open(os.path.join(snap, "..", "README.md"), "w") as f:  # the card's configs block, as the real one has
+        f.write("---\nconfigs:\n- config_name: matching\n  data_files:\n" +
+                "".join(f"  - split: {s}\n    path: matching/{s}-*\n" for s in ("train", "validation", "test")) +
+                "---\n# newyorker_caption_contest\n")
     write_parquet(os.path.join(snap, "train-00000-of-00002.parquet"), NYCC, nycc_rows(0, 7))
     write_parquet(os.path.join(snap, "train-00001-of-00002.parquet"), NYCC, nycc_rows(7, 5))
     write_parquet(os.path.join(snap, "validation-00000-of-00001.parquet"), NYCC, nycc_rows(20, 4))
@@ -380,6 +384,6 @@ check(not os.path.exists(os.path.join(OUT3, "train_results.json")) and
 
 # An unknown config names those that exist, before anything is written.
 p = run(published[:7] + ["--dataset_config_name", "ranking"] + published[9:], expect_ok=False)
-check("configs: matching" in p.stderr + p.stdout, p.stderr)
+check("no such config (configs in its README.md: matching)" in p.stderr, p.stderr)
 check(os.path.exists(os.path.join(OUT, "train_results.json")), "the failed run left the finished one alone")
 print("hf recipe: ok")
