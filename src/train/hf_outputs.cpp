@@ -89,7 +89,7 @@ void write_hf_trainer_state(const fs::path& path, const fs::path& metrics_jsonl,
 }
 
 void save_hf_metrics(const fs::path& output_dir, const std::string& split, const nlohmann::json& metrics) {
-  for (const fs::path p : {output_dir / (split + "_results.json"), output_dir / "all_results.json"}) {
+  for (const fs::path& p : {output_dir / (split + "_results.json"), output_dir / "all_results.json"}) {
     nlohmann::json j = fs::exists(p) ? read_json_file(p) : nlohmann::json::object();
     if (!j.is_object()) j = nlohmann::json::object();
     j.update(metrics);

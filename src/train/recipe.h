@@ -15,8 +15,9 @@
 //  - Outputs (rank 0), beside run_train's: train_results.json gains HF's epoch / train_steps_per_second /
 //    total_flos, eval_results.json and test_results.json (eval_*/test_* loss, runtime, samples and steps per
 //    second, retrieval recall, epoch), all_results.json, trainer_state.json (HF schema; also in every checkpoint),
-//    training_args.json (HF pickles training_args.bin), README.md (model card). The final evaluations are run-log
-//    records (metrics.jsonl), so they reach log_history and TensorBoard like every other metric.
+//    training_args.json (HF pickles training_args.bin), README.md (model card); the last three only when trained
+//    (an eval-only run leaves a trained folder's alone). The final evaluations are run-log records
+//    (metrics.jsonl), so they reach log_history and TensorBoard like every other metric.
 //  - report_to tensorboard|all: TensorBoard event files under logging_dir (default
 //    output_dir/runs/<Mon DD_HH-MM-SS>_<host>, as HF names it); none: no event files.
 #pragma once

@@ -380,6 +380,7 @@ check("--fp16: this build's mixed precision is bf16 autocast" in p.stdout, p.std
 ev3 = json.load(open(os.path.join(OUT3, "eval_results.json")))
 check("eval_loss" in ev3 and "epoch" not in ev3, f"eval only: {ev3}")
 check(not os.path.exists(os.path.join(OUT3, "train_results.json")) and
+      not os.path.exists(os.path.join(OUT3, "trainer_state.json")) and
       not os.path.exists(os.path.join(OUT3, "model.safetensors")), "eval only: nothing trained")
 
 # An unknown config names those that exist, before anything is written.

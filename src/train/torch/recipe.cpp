@@ -255,11 +255,13 @@ void run_recipe(const RecipeOptions& options) {
     log.write(rec);  // HF logs the run's totals at its end: log_history and TensorBoard
   }
   const nlohmann::json eval_metrics = final_evaluations(plan, t, model_dir, log, sum);
-  write_json_atomic(out / "training_args.json", r.arguments);
-  if (plan.train) write_state_and_card(r, sum, eval_metrics);
+  if (plan.train) {  // as HF, which saves training_args.bin with the trained model (an eval leaves a run's alone)
+    write_json_atomic(out / "training_args.json", r.arguments);
+    write_state_and_card(r, sum, eval_metrics);
+  }
   if (!t.quiet) {
-    std::string files = "all_results.json, training_args.json";
-    if (plan.train) files += ", trainer_state.json, README.md (model card)";
+    std::string files = "all_results.json";
+    if (plan.train) files += ", trainer_state.json, training_args.json, README.md (model card)";
     for (const Split& s : plan.evals) files += ", " + s.prefix + "_results.json";
     if (!t.tensorboard_dir.empty()) files += "; TensorBoard events in " + t.tensorboard_dir;
     std::printf("HF Trainer files in %s: %s\n", out.c_str(), files.c_str());
