@@ -138,6 +138,16 @@ void setup(CLI::App& app) {
   app.add_option("--save_total_limit", o->save_total_limit, "Keep the newest N checkpoints (0: all)")->capture_default_str();
   app.add_option("--throughput_warmup_steps", o->throughput_warmup_steps, "Steps left out of train_samples_per_second")->capture_default_str();
   app.add_option("--stop_after_step", o->stop_after_step, "Testing: stop after step N as if interrupted")->group("");
+  // A value quoted past the shell (--per_device_train_batch_size="40" from a launcher or a YAML list) reads as the
+  // value: the example's command works however it is passed.
+  for (CLI::Option* opt : app.get_options())
+    if (opt->get_expected_max() > 0)
+      opt->transform(
+          [](std::string v) {
+            if (v.size() >= 2 && (v[0] == '"' || v[0] == '\'') && v.back() == v[0]) v = v.substr(1, v.size() - 2);
+            return v;
+          },
+          "", "");
   app.callback([&app, r, resume_opt, cc, bs, lr, wr, ep, ms, ls, es, ss, dr, strategies, eval_strategy, save_strategy,
                 fp16, gaudi_opts, gaudi, remove_unused, trust] {  // the last three: kept alive for their options
     train::RecipeOptions recipe = *r;

@@ -97,7 +97,8 @@ torch::Device pick_device(const TrainOptions& o) {
 
 // A resumed run must keep the data order and the global batch: refuse a checkpoint made with other settings.
 void check_resume_settings(const fs::path& dir, const TrainOptions& o) {
-  const TrainerState saved = TrainerState::from_json(read_json_file(resume_state_file(dir)), resume_state_file(dir).string());
+  const fs::path state = resume_state_file(dir);
+  const TrainerState saved = TrainerState::from_json(read_json_file(state), state.string());
   auto same = [&](const char* key, const char* what, const nlohmann::json& now) {
     if (!saved.settings.contains(key) || saved.settings[key] == now) return;
     fail("--resume_from_checkpoint ", dir.string(), ": it was made with ", what, " ", saved.settings[key].dump(),
@@ -195,7 +196,8 @@ std::shared_ptr<const data::Dataset> open_data(const std::string& path, const Tr
   so.max_image_bytes = o.max_image_bytes;
   so.locality_order = sampler != nullptr;
   so.flag = flag;
-  so.max_rows = size_t(std::max<int64_t>(0, std::string(flag) == "--validation_file" ? o.max_eval_samples : o.max_train_samples));
+  const int64_t max_rows = std::string(flag) == "--validation_file" ? o.max_eval_samples : o.max_train_samples;
+  so.max_rows = size_t(std::max<int64_t>(0, max_rows));
   source::Source src = source::open_source(path, so);
   if (sampler) src.apply_order(*sampler);
   return src.dataset;
