@@ -292,10 +292,10 @@ def checkpoint_cases(tmp):
         run_case("checkpoint/%s" % name, a, expect_ok=expect_ok)
     d = fresh("none"); [shutil.rmtree(os.path.join(d, c)) for c in os.listdir(d) if c.startswith("checkpoint-")]
     resume("no_checkpoints", d, False)
-    d = fresh("newest_no_state"); os.remove(d + "/checkpoint-2/trainer_state.json"); resume("newest_no_state_falls_back", d, True)
-    d = fresh("newest_torn_state"); write(d + "/checkpoint-2/trainer_state.json", b'{"global_step": '); resume("newest_torn_state_falls_back", d, True)
+    d = fresh("newest_no_state"); os.remove(d + "/checkpoint-2/bridgetune_state.json"); resume("newest_no_state_falls_back", d, True)
+    d = fresh("newest_torn_state"); write(d + "/checkpoint-2/bridgetune_state.json", b'{"global_step": '); resume("newest_torn_state_falls_back", d, True)
     d = fresh("newest_bad_safetensors"); write(d + "/checkpoint-2/model.safetensors", b"\xff" * 16); resume("newest_bad_safetensors_falls_back", d, True)
-    d = fresh("all_bad"); [os.remove(os.path.join(d, c, "trainer_state.json")) for c in os.listdir(d) if c.startswith("checkpoint-")]
+    d = fresh("all_bad"); [os.remove(os.path.join(d, c, "bridgetune_state.json")) for c in os.listdir(d) if c.startswith("checkpoint-")]
     resume("all_incomplete", d, False)
     d = fresh("old_leftover"); os.rename(d + "/checkpoint-2", d + "/.old-checkpoint-2.99"); resume("old_leftover_restored", d, True)
     d = fresh("hostile_config"); write(d + "/checkpoint-2/config.json", b'{"num_attention_heads": 4294967300}'); resume("hostile_config", d, False)

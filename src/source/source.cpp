@@ -10,6 +10,35 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The first n rows of another dataset.
+class HeadDataset : public data::Dataset {
+ public:
+  HeadDataset(std::shared_ptr<const data::Dataset> base, size_t n) : base_(std::move(base)), n_(n) {}
+  size_t size() const override { return n_; }
+  const std::string& caption(size_t i) const override { return base_->caption(i); }
+  const std::string& image_key(size_t i) const override { return base_->image_key(i); }
+  void read_image(size_t i, std::vector<uint8_t>& bytes) const override { base_->read_image(i, bytes); }
+  std::string describe(size_t i) const override { return base_->describe(i); }
+  bool is_bad(size_t i) const override { return base_->is_bad(i); }
+  std::string bad_reason(size_t i) const override { return base_->bad_reason(i); }
+
+ private:
+  std::shared_ptr<const data::Dataset> base_;
+  size_t n_;
+};
+
+// Cuts a source to its first n rows; its locality groups end at n.
+Source head(Source s, size_t n) {
+  if (n == 0 || n >= s.dataset->size()) return s;
+  s.dataset = std::make_shared<HeadDataset>(s.dataset, n);
+  auto& ends = s.row_group_ends;  // groups covering [0, n), the last one cut at n
+  if (!ends.empty()) {
+    while (!ends.empty() && ends.back() >= n) ends.pop_back();
+    ends.push_back(n);
+  }
+  return s;
+}
+
 Source open_parquet(const std::string& path, const SourceOptions& o) {
   parquet::ParquetDatasetOptions po;
   po.image_column = o.image_column;
@@ -28,7 +57,7 @@ Source open_parquet(const std::string& path, const SourceOptions& o) {
 
 Source open_source(const std::string& path, const SourceOptions& o) {
   const data::SourceKind kind = data::classify_source(path);
-  if (kind == data::SourceKind::kParquet) return open_parquet(path, o);
+  if (kind == data::SourceKind::kParquet) return head(open_parquet(path, o), o.max_rows);
   if (kind == data::SourceKind::kCaptions && !fs::exists(path)) fail(o.flag, " ", path, ": no such file or folder");
   data::CaptionsOptions co;  // tar shards read caption_column and on_bad from it too
   co.image_column = o.image_column;
@@ -38,7 +67,7 @@ Source open_source(const std::string& path, const SourceOptions& o) {
   Source s;
   s.kind = kind;
   s.dataset = data::open_dataset(path, co);
-  return s;
+  return head(std::move(s), o.max_rows);
 }
 
 Source open_synthetic(const data::SynthOptions& opts) {

@@ -41,6 +41,9 @@ struct SourceOptions {
   // parquet: small per-row columns read beside the captions (ParquetDatasetOptions::extra_columns), e.g. the
   // contest's caption_choices and label; read them through a cast to parquet::ParquetDataset.
   std::vector<std::string> parquet_extra_columns;
+  // > 0: only the first max_rows rows (the HF examples' --max_train_samples / --max_eval_samples: select(range(N))).
+  // The dataset is then a view of the reader's, so a cast to the reader type (parquet extras) needs max_rows 0.
+  size_t max_rows = 0;
 };
 
 struct Source {

@@ -139,14 +139,27 @@ std::string safetensors_problem(const fs::path& path) {
 
 }  // namespace
 
+fs::path resume_state_file(const fs::path& dir) {
+  const fs::path state = dir / kResumeStateFile, legacy = dir / "trainer_state.json";
+  if (fs::exists(state) || !fs::exists(legacy)) return state;
+  std::ifstream f(legacy, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  auto j = nlohmann::json::parse(ss.str(), nullptr, false);
+  const bool ours = !j.is_discarded() && j.is_object() && j.value("format", "") == "bridgetune-trainer-state-1";
+  return ours ? legacy : state;
+}
+
 std::string checkpoint_problem(const fs::path& dir) {
-  std::ifstream f(dir / "trainer_state.json", std::ios::binary);
-  if (!f) return "no trainer_state.json";
+  const fs::path state = resume_state_file(dir);
+  const std::string name = state.filename().string();
+  std::ifstream f(state, std::ios::binary);
+  if (!f) return "no " + name;
   std::stringstream ss;
   ss << f.rdbuf();
   auto j = nlohmann::json::parse(ss.str(), nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("global_step") || !j["global_step"].is_number_integer())
-    return "trainer_state.json is not a valid trainer state";
+    return name + " is not a valid trainer state";
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec))
     if (e.path().extension() == ".safetensors")
@@ -172,8 +185,8 @@ fs::path resolve_resume_dir(const std::string& value, const fs::path& output_dir
   }
   fs::path p(value);
   if (!fs::is_directory(p)) fail("--resume_from_checkpoint: ", value, " is not a folder");
-  if (!fs::exists(p / "trainer_state.json"))
-    fail("--resume_from_checkpoint: ", value, " has no trainer_state.json (not a bridgetune checkpoint)");
+  if (!fs::exists(resume_state_file(p)))
+    fail("--resume_from_checkpoint: ", value, " has no ", kResumeStateFile, " (not a bridgetune checkpoint)");
   return p;
 }
 

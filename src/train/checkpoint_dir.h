@@ -45,13 +45,18 @@ struct CheckpointRef {
 
 // checkpoint-N folders of output_dir, sorted by N (folders whose name does not parse are ignored).
 std::vector<CheckpointRef> list_checkpoints(const fs::path& output_dir);
-// Why `dir` cannot be resumed from, or "" when it can: trainer_state.json must parse as an object with an
+// The file of a checkpoint holding bridgetune's exact-resume state (data position, loss sums, settings):
+// bridgetune_state.json. Checkpoints written before the Hugging Face trainer_state.json joined them kept that state
+// in trainer_state.json (format "bridgetune-trainer-state-1"): such a folder's trainer_state.json is returned.
+inline constexpr const char* kResumeStateFile = "bridgetune_state.json";
+fs::path resume_state_file(const fs::path& checkpoint_dir);
+// Why `dir` cannot be resumed from, or "" when it can: its resume_state_file() must parse as an object with an
 // integer global_step, and every *.safetensors file must have a well-formed header (8-byte length + JSON object
 // within the file). Cheap: reads the small JSON files and the safetensors headers only.
 std::string checkpoint_problem(const fs::path& dir);
 // "latest" → remove_stale_staging(output_dir), then the newest checkpoint-N without a checkpoint_problem()
 // (incomplete ones are skipped with a warning on stderr; error if none is usable); any other value must be a
-// checkpoint folder with trainer_state.json.
+// checkpoint folder with a resume state file.
 fs::path resolve_resume_dir(const std::string& value, const fs::path& output_dir);
 // Keep the newest `limit` checkpoints (limit <= 0: keep all). Returns the folders removed.
 std::vector<fs::path> rotate_checkpoints(const fs::path& output_dir, int64_t limit);

@@ -1,10 +1,12 @@
 #include "train/run_log.h"
 
+#include <chrono>
 #include <fstream>
 #include <sstream>
 
 #include "common/error.h"
 #include "train/checkpoint_dir.h"
+#include "train/tensorboard.h"
 
 namespace bt::train {
 
@@ -39,6 +41,35 @@ void MetricsLog::write(const nlohmann::json& record) {
   const std::string s = record.dump() + "\n";
   std::fwrite(s.data(), 1, s.size(), f_);
   std::fflush(f_);
+  if (!tb_) return;
+  const double wall = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const int64_t step = record.value("step", int64_t{0});
+  for (const auto& [k, v] : record.items()) {
+    const std::string tag = tensorboard_tag(k);
+    if (!tag.empty() && v.is_number()) tb_->add_scalar(tag, v.get<double>(), step, wall);
+  }
+}
+
+void MetricsLog::add_tensorboard(const std::string& dir) { tb_ = std::make_unique<TensorBoardWriter>(dir); }
+
+std::string tensorboard_tag(const std::string& key) {
+  if (key == "step") return "";
+  for (const char* prefix : {"eval_", "test_"})
+    if (key.rfind(prefix, 0) == 0) return std::string(prefix, 4) + "/" + key.substr(5);
+  if (key == "lr") return "train/learning_rate";
+  if (key == "samples_per_s") return "train/samples_per_second";
+  return "train/" + key;
+}
+
+std::vector<nlohmann::json> read_records(const std::filesystem::path& path) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_discarded() && j.is_object()) out.push_back(std::move(j));
+  }
+  return out;
 }
 
 void MetricsLog::write(const WindowRecord& r) { write(to_json(r)); }

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -81,7 +82,11 @@ TensorBoardWriter::TensorBoardWriter(const std::string& dir) {
   if (ec) fail(dir, ": cannot create the TensorBoard log folder: ", ec.message());
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   const double wall = std::chrono::duration<double>(now).count();
-  path_ = (std::filesystem::path(dir) / str("events.out.tfevents.", int64_t(wall), ".", host_name())).string();
+  // TensorFlow's own suffix (<pid>.<n>) keeps two writers of one process, or of two, apart within a second.
+  static std::atomic<int> serial{0};
+  path_ = (std::filesystem::path(dir) /
+           str("events.out.tfevents.", int64_t(wall), ".", host_name(), ".", getpid(), ".", serial++))
+              .string();
   file_ = std::fopen(path_.c_str(), "ab");
   if (!file_) fail(path_, ": cannot create: ", std::strerror(errno));
   std::string e = event_header(wall, 0);

@@ -3,7 +3,8 @@
 // (`--report_to tensorboard`, files under --logging_dir).
 //
 // Contract:
-//  - The file is DIR/events.out.tfevents.<unix seconds>.<host>; the first event is file_version "brain.Event:2".
+//  - The file is DIR/events.out.tfevents.<unix seconds>.<host>.<pid>.<n> (n counts this process's writers, so
+//    no two share a file); the first event is file_version "brain.Event:2".
 //  - add_scalar() appends one Event {wall_time, step, summary {value {tag, simple_value}}} and flushes it, so a
 //    killed run keeps every scalar it logged (a torn last record is what TensorBoard itself tolerates).
 //  - Records are framed as TFRecord: u64 length, u32 masked CRC32C of the length, data, u32 masked CRC32C of the

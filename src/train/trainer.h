@@ -5,7 +5,9 @@
 //  - Every check that can fail on user input (flags, model dir, dataset size, output dir holding a finished
 //    run) runs before anything is written to output_dir.
 //  - output_dir receives metrics.jsonl, train_results.json, training_plot.png, the final model (config.json,
-//    model.safetensors, tokenizer files) and checkpoint-N/ folders (see checkpoint.h for their layout).
+//    model.safetensors, tokenizer files) and checkpoint-N/ folders (see checkpoint.h for their layout). The HF
+//    Trainer's other files (all_results.json, trainer_state.json, the model card, ...) are the recipe's
+//    (train/recipe.h), which calls run_train.
 //  - With resume_from_checkpoint, the run continues at the saved step with the same data order, optimizer,
 //    schedule and RNG state: the per-step losses equal those of an uninterrupted run.
 //  - One optimizer step consumes gradient_accumulation_steps batches of per_device_train_batch_size rows on
@@ -64,7 +66,9 @@ struct TrainOptions {
   bool bf16 = false;
   int torch_threads = 0;  // 0: on CPU the cores the loader workers leave free (at least 1)
   // Logging, eval, checkpoints.
-  int64_t logging_steps = 10, eval_steps = 0, save_steps = 0, save_total_limit = 0;
+  int64_t logging_steps = 10, eval_steps = 0, save_steps = 0, save_total_limit = 0;  // eval/save_steps < 0: each epoch
+  int64_t max_train_samples = 0, max_eval_samples = 0;  // > 0: only the first N rows of the split (HF's select)
+  std::string tensorboard_dir;  // non-empty: the run log's records also become TensorBoard scalars there
   bool eval_at_end = true;
   std::string resume_from_checkpoint;  // "", "latest" or a checkpoint dir
   int64_t throughput_warmup_steps = 3;
@@ -91,6 +95,8 @@ struct TrainSummary {
   int64_t train_samples = 0, global_step = 0;
   double eval_loss = -1;  // < 0: no eval ran
   std::string output_dir;
+  int64_t max_steps = 0, steps_per_epoch = 0;
+  bool completed = false;  // false: stopped early (stop_after_step), no final outputs written
 };
 
 TrainSummary run_train(const TrainOptions& options, const TrainHooks& hooks = {});

@@ -54,3 +54,36 @@ TEST(DatasetFiles, UnknownConfigOrSplitListsWhatExists) {
   EXPECT_NE(error_of(r, "matching", "dev").find("no such split (splits: test, train, validation)"), std::string::npos)
       << error_of(r, "matching", "dev");
 }
+
+TEST(DatasetFiles, TheCardsConfigsWinOverTheLayout) {
+  // The contest's README.md declares its configs (and a dataset_info block with config_name keys of its own).
+  Repo r;
+  std::ofstream(r.root / "README.md") << "---\n"
+                                         "license: cc-by-4.0\n"
+                                         "dataset_info:\n"
+                                         "- config_name: ignored\n"
+                                         "  features:\n"
+                                         "  - name: image\n"
+                                         "configs:\n"
+                                         "- config_name: matching\n"
+                                         "  data_files:\n"
+                                         "  - split: train\n"
+                                         "    path: matching/train-*\n"
+                                         "  - split: validation\n"
+                                         "    path:\n"
+                                         "    - \"matching/validation-*\"\n"
+                                         "- config_name: ranked\n"
+                                         "  default: true\n"
+                                         "  data_files: ranking/train/*.parquet\n"
+                                         "---\n"
+                                         "# The New Yorker caption contest\n";
+  EXPECT_EQ(dataset_split_pattern(r.root.string(), "matching", "train"), (r.root / "matching/train-*.parquet").string());
+  EXPECT_EQ(dataset_split_pattern(r.root.string(), "matching", "validation"),
+            (r.root / "matching/validation-*.parquet").string());
+  EXPECT_EQ(dataset_split_pattern(r.root.string(), "", "train"), (r.root / "ranking/train/*.parquet").string());
+  EXPECT_NE(error_of(r, "matching", "test").find("no such split (splits in its README.md: train, validation)"),
+            std::string::npos)
+      << error_of(r, "matching", "test");
+  EXPECT_NE(error_of(r, "ignored", "train").find("configs in its README.md: matching, ranked"), std::string::npos)
+      << error_of(r, "ignored", "train");
+}

@@ -123,6 +123,27 @@ TEST(Source, ParquetGetsItsLocalityOrder) {
   EXPECT_EQ(v.shuffle_window_groups, 0u);
 }
 
+TEST(Source, MaxRowsKeepsTheFirstRowsAndCutsTheLocalityGroups) {
+  Source full = open_source(parquet_fixture(), parquet_options());
+  ASSERT_EQ(full.row_group_ends, (std::vector<size_t>{4, 8, 11}));  // row groups of 4
+  SourceOptions o = parquet_options();
+  o.max_rows = 6;
+  Source s = open_source(parquet_fixture(), o);
+  ASSERT_EQ(s.dataset->size(), 6u);
+  EXPECT_EQ(s.row_group_ends, (std::vector<size_t>{4, 6}));
+  for (size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(s.dataset->caption(i), full.dataset->caption(i));
+    EXPECT_EQ(s.dataset->image_key(i), full.dataset->image_key(i));
+  }
+  o.max_rows = 100;  // more than there are: all
+  EXPECT_EQ(open_source(parquet_fixture(), o).dataset->size(), 11u);
+  TempDir t;
+  data::write_synth(t / "c", small_synth(false));
+  SourceOptions c;
+  c.max_rows = 5;
+  EXPECT_EQ(open_source(t / "c", c).dataset->size(), 5u);
+}
+
 TEST(Source, Synthetic) {
   Source s = open_synthetic(small_synth(false));
   ASSERT_EQ(s.dataset->size(), 12u);

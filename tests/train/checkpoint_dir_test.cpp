@@ -29,7 +29,8 @@ void write(const fs::path& p, const std::string& s) { std::ofstream(p) << s; }
 void make_checkpoint(const fs::path& out, int64_t step, const std::string& payload) {
   StagedDir d(out, "checkpoint-" + std::to_string(step));
   write(d.path() / "model.bin", payload);
-  write(d.path() / "trainer_state.json", "{\"global_step\": " + std::to_string(step) + "}");
+  write(d.path() / "trainer_state.json", "{\"global_step\": " + std::to_string(step) + ", \"log_history\": []}");  // HF's
+  write(d.path() / "bridgetune_state.json", "{\"global_step\": " + std::to_string(step) + "}");
   d.commit();
 }
 }  // namespace
@@ -120,13 +121,28 @@ TEST(CheckpointDir, LatestSkipsIncompleteCheckpoints) {
   make_checkpoint(out, 10, "ten");
   make_checkpoint(out, 20, "twenty");
   make_checkpoint(out, 30, "thirty");
-  fs::remove(out / "checkpoint-30" / "trainer_state.json");                   // not complete
+  fs::remove(out / "checkpoint-30" / "bridgetune_state.json");                // not complete (HF's file is no marker)
   write(out / "checkpoint-20" / "model.safetensors", std::string("\xff\xff\xff\xff\xff\xff\xff\x7f{}", 10));
-  EXPECT_EQ(checkpoint_problem(out / "checkpoint-30"), "no trainer_state.json");
+  EXPECT_EQ(checkpoint_problem(out / "checkpoint-30"), "no bridgetune_state.json");
   EXPECT_EQ(checkpoint_problem(out / "checkpoint-20"), "model.safetensors has a bad header length");
   EXPECT_EQ(resolve_resume_dir("latest", out), out / "checkpoint-10");
-  write(out / "checkpoint-10" / "trainer_state.json", "{\"global_step\": ");  // torn
+  write(out / "checkpoint-10" / "bridgetune_state.json", "{\"global_step\": ");  // torn
   EXPECT_THROW(resolve_resume_dir("latest", out), bt::Error);
+  fs::remove_all(out);
+}
+
+TEST(CheckpointDir, OlderCheckpointsKeepTheirStateInTrainerStateJson) {
+  // Before HF's trainer_state.json joined the checkpoints, bridgetune's own state had that name.
+  auto out = fresh_dir("legacy");
+  make_checkpoint(out, 10, "ten");
+  fs::remove(out / "checkpoint-10" / "bridgetune_state.json");
+  EXPECT_EQ(resume_state_file(out / "checkpoint-10"), out / "checkpoint-10" / "bridgetune_state.json");
+  EXPECT_EQ(checkpoint_problem(out / "checkpoint-10"), "no bridgetune_state.json");  // HF's file is not ours
+  write(out / "checkpoint-10" / "trainer_state.json",
+        R"({"global_step": 10, "epoch": 1, "batch_in_epoch": 0, "format": "bridgetune-trainer-state-1"})");
+  EXPECT_EQ(resume_state_file(out / "checkpoint-10"), out / "checkpoint-10" / "trainer_state.json");
+  EXPECT_EQ(checkpoint_problem(out / "checkpoint-10"), "");
+  EXPECT_EQ(resolve_resume_dir("latest", out), out / "checkpoint-10");
   fs::remove_all(out);
 }
 

@@ -6,8 +6,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
+#include "train/run_log.h"
 #include "train/tensorboard.h"
 
 namespace fs = std::filesystem;
@@ -140,5 +142,39 @@ TEST(TensorBoard, ScalarsReadBackThroughAnIndependentReader) {
   EXPECT_FLOAT_EQ(ev[2].value, 1e-5f);
   EXPECT_EQ(ev[3].tag, "eval/matching_accuracy");
   EXPECT_EQ(ev[3].step, 300);
+  fs::remove_all(dir);
+}
+
+TEST(TensorBoard, RunLogRecordsBecomeTheTrainersScalars) {
+  // The run log is the one place metrics are recorded: with TensorBoard on, each record's numbers become scalars
+  // under the HF Trainer's tags, at the record's step.
+  const fs::path dir = fs::temp_directory_path() / ("bt_tb_log_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  {
+    bt::train::MetricsLog log(dir / "metrics.jsonl", false, 0);
+    log.write(bt::train::WindowRecord{7, 0.5, 2.25, 1e-5, 80.0, 12.5, 0.75});  // before: metrics.jsonl only
+    log.add_tensorboard((dir / "runs").string());
+    log.write(bt::train::WindowRecord{10, 1.0, 2.0, 2e-5, 90.0, 10.0, 0.5});
+    log.write(nlohmann::json{{"step", 10}, {"eval_loss", 1.5}, {"eval_i2t_r1", 0.25}});
+    log.write(nlohmann::json{{"step", 10}, {"test_loss", 1.75}, {"note", "not a scalar"}});
+  }
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir / "runs")) files.push_back(e.path().string());
+  ASSERT_EQ(files.size(), 1u);
+  auto ev = read_events(files[0]);
+  std::map<std::string, Scalar> by_tag;
+  for (size_t i = 1; i < ev.size(); ++i) by_tag[ev[i].tag] = ev[i];
+  for (const char* t : {"train/loss", "train/learning_rate", "train/grad_norm", "train/samples_per_second",
+                        "train/data_wait_percent", "train/epoch", "eval/loss", "eval/i2t_r1", "test/loss"})
+    EXPECT_EQ(by_tag.count(t), 1u) << t;
+  EXPECT_EQ(ev.size(), 1u + 9u);  // the header, then exactly those
+  EXPECT_FLOAT_EQ(by_tag["train/loss"].value, 2.0f);
+  EXPECT_EQ(by_tag["train/loss"].step, 10);
+  EXPECT_FLOAT_EQ(by_tag["train/learning_rate"].value, 2e-5f);
+  EXPECT_FLOAT_EQ(by_tag["train/samples_per_second"].value, 90.0f);
+  EXPECT_FLOAT_EQ(by_tag["eval/loss"].value, 1.5f);
+  EXPECT_FLOAT_EQ(by_tag["test/loss"].value, 1.75f);
+  EXPECT_EQ(bt::train::read_records(dir / "metrics.jsonl").size(), 4u);
   fs::remove_all(dir);
 }

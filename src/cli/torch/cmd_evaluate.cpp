@@ -64,9 +64,7 @@ bt::cli::Registrar reg("evaluate", "Score a checkpoint: contest matching accurac
   app.callback([o, hub, cc, ds] {
     o->model_name_or_path = hub->resolve(o->model_name_or_path);
     if (!(*ds)[0].empty()) {
-      const std::string repo = bt::hub::resolve((*ds)[0], bt::hub::RepoType::Dataset, (*ds)[3], hub->cache_dir,
-                                                "--dataset_name");
-      o->data = bt::hub::dataset_split_pattern(repo, (*ds)[1], (*ds)[2]);
+      o->data = bt::hub::resolve_dataset_split({(*ds)[0], (*ds)[1], (*ds)[3], hub->cache_dir}, (*ds)[2]);
     }
     if (o->data.empty()) bt::fail("give --validation_file FILE or --dataset_name NAME (--dataset_config_name, --split)");
     if (cc->count() == 0 && bt::data::classify_source(o->data) == bt::data::SourceKind::kParquet)

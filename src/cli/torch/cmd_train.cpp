@@ -1,21 +1,54 @@
-// `bridgetune train`: contrastive fine-tuning with the Hugging Face example's flags (see train/trainer.h).
-// Without --train_file it runs the embedded demo: generated cartoons, the tiny preset, a BPE vocabulary built
-// from the captions, a short real training run.
+// `bridgetune train`: contrastive fine-tuning with the Hugging Face example's flags (see train/trainer.h and, for
+// --do_train/--do_eval/--do_predict, --dataset_name and the HF result files, train/recipe.h). The example's command
+// runs as pasted: its Gaudi-only flags are accepted with one line saying they do not apply. Without data flags it
+// runs the embedded demo: generated cartoons, the tiny preset, a BPE vocabulary built from the captions, a short
+// real training run.
+#include <array>
 #include <csignal>
 #include <cstdlib>
+#include <iterator>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <vector>
 
 #include "cli/command.h"
 #include "cli/hub_flags.h"
 #include "common/error.h"
 #include "data/captions_dataset.h"
 #include "dist/env.h"
+#include "train/recipe.h"
 #include "train/trainer.h"
 
 namespace bt::cli {
 namespace {
 
+// The HF example's flags bridgetune accepts without a use (Gaudi/HPU settings): value-taking ones and switches.
+const char* const kGaudiOptions[] = {"--gaudi_config_name", "--distribution_strategy"};
+const char* const kGaudiFlags[] = {"--use_habana", "--use_lazy_mode", "--use_hpu_graphs_for_inference",
+                                   "--use_hpu_graphs_for_training", "--sdp_on_bf16", "--pipelining_fwd_bwd",
+                                   "--non_blocking_data_copy"};
+
+// The run's arguments as JSON (training_args.json): every flag with the value it had, typed as far as the text
+// tells (numbers, true/false, strings).
+nlohmann::json arguments_of(const CLI::App& app) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const CLI::Option* opt : app.get_options()) {
+    if (opt->get_lnames().empty() || opt->get_group().empty() || opt->get_lnames()[0] == "help") continue;
+    const std::string name = opt->get_lnames()[0];
+    std::string v = opt->count() > 0 && !opt->results().empty() ? opt->results().back() : opt->get_default_str();
+    if (opt->get_expected_max() == 0) {  // a switch (--flag, --flag=False)
+      j[name] = opt->count() > 0 && (opt->results().empty() || CLI::detail::to_flag_value(opt->results().back()) > 0);
+      continue;
+    }
+    auto parsed = nlohmann::json::parse(v, nullptr, false);
+    j[name] = !parsed.is_discarded() && (parsed.is_number() || parsed.is_boolean()) ? parsed : nlohmann::json(v);
+  }
+  return j;
+}
+
 void setup(CLI::App& app) {
-  auto o = std::make_shared<train::TrainOptions>();
+  auto r = std::make_shared<train::RecipeOptions>();
+  train::TrainOptions* o = &r->train;
   auto resume_opt = app.add_option("--resume_from_checkpoint", o->resume_from_checkpoint,
                                    "Continue a run: a checkpoint-N folder, or 'latest' (default when no value)")
                         ->expected(0, 1);
@@ -31,8 +64,35 @@ void setup(CLI::App& app) {
                  "parquet: shuffle row groups, then rows within windows of K groups so each decoded page serves all "
                  "its rows (-1: 8, capped to the page cache; 0: fully random rows)");
   app.add_option("--validation_file", o->validation_file, "Validation split (same forms) for eval loss and recall@K");
+  app.add_option("--test_file", r->test_file, "Test split (same forms) for --do_predict");
+  app.add_option("--dataset_name", r->dataset.name, "HF dataset: hub id in the local HF cache (e.g. jmhessel/newyorker_caption_contest) or a folder of the same layout; splits train/validation/test feed --do_train/--do_eval/--do_predict");
+  app.add_option("--dataset_config_name", r->dataset.config, "Its config (e.g. matching)");
+  app.add_option("--dataset_revision", r->dataset.revision, "Hub datasets: branch, tag or commit")->capture_default_str();
+  app.add_flag("--do_train", r->do_train, "Train (HF semantics: without it nothing trains; none of --do_train/--do_eval/--do_predict: train, evaluating on --validation_file)");
+  app.add_flag("--do_eval", r->do_eval, "Evaluate on the validation split after training (or the given model)");
+  app.add_flag("--do_predict", r->do_predict, "Evaluate on the test split (test_results.json, metric prefix test)");
+  app.add_option("--max_train_samples", o->max_train_samples, "Only the first N training rows (0: all)")->capture_default_str();
+  app.add_option("--max_eval_samples", o->max_eval_samples, "Only the first N validation rows (0: all)")->capture_default_str();
+  app.add_option("--max_predict_samples", r->max_predict_samples, "Only the first N test rows (0: all)")->capture_default_str();
+  app.add_option("--report_to", r->report_to, "none|tensorboard|all (all = tensorboard: the only integration)")->capture_default_str();
+  app.add_option("--logging_dir", r->logging_dir, "TensorBoard event files (default OUTPUT_DIR/runs/<Mon DD_HH-MM-SS>_<host>)");
+  auto remove_unused = std::make_shared<bool>(true);
+  app.add_flag("--remove_unused_columns", *remove_unused, "Accepted for the HF example (=False as it passes); bridgetune reads only the image and caption columns either way");
+  auto strategies = std::make_shared<std::array<std::string, 2>>();
+  auto eval_strategy = app.add_option("--eval_strategy,--evaluation_strategy", (*strategies)[0], "no|steps|epoch: evaluate during training (steps: every --eval_steps, default --logging_steps)");
+  auto save_strategy = app.add_option("--save_strategy", (*strategies)[1], "no|steps|epoch: checkpoints (steps: every --save_steps, default 500)");
+  auto fp16 = std::make_shared<bool>(false);
+  app.add_flag("--fp16", *fp16, "Mixed precision: on this build that is bf16 autocast (--bf16); fp16 with a loss scaler is not built");
+  auto trust = std::make_shared<bool>(false);
+  app.add_flag("--trust_remote_code", *trust, "Accepted for the HF example; bridgetune never executes code from a model or dataset repository");
+  auto gaudi = std::make_shared<std::vector<std::string>>(std::size(kGaudiOptions));
+  std::vector<CLI::Option*> gaudi_opts;
+  for (size_t i = 0; i < std::size(kGaudiOptions); ++i)
+    gaudi_opts.push_back(app.add_option(kGaudiOptions[i], (*gaudi)[i], "Gaudi (HPU) only: accepted, does not apply")->group("Gaudi-only (accepted, ignored)"));
+  const std::string gaudi_desc = "Gaudi (HPU) only: accepted, does not apply";
+  for (const char* f : kGaudiFlags) gaudi_opts.push_back(app.add_flag(std::string(f), gaudi_desc)->group("Gaudi-only (accepted, ignored)"));
   app.add_option("--image_column", o->image_column)->capture_default_str();
-  auto cc = app.add_option("--caption_column", o->caption_column, "Caption column (parquet default: image_description, as the HF New Yorker set)")->capture_default_str();
+  CLI::Option* cc = app.add_option("--caption_column", o->caption_column, "Caption column (parquet default: image_description, as the HF New Yorker set)")->capture_default_str();
   app.add_option("--output_dir", o->output_dir)->capture_default_str();
   app.add_flag("--overwrite_output_dir", o->overwrite_output_dir, "Replace a finished or interrupted run in --output_dir");
   auto bs = app.add_option("--per_device_train_batch_size", o->per_device_train_batch_size)->capture_default_str();
@@ -58,7 +118,9 @@ void setup(CLI::App& app) {
   app.add_option("--prefetch_batches", o->prefetch_batches)->capture_default_str();
   app.add_option("--image_size", o->image_size, "0: the model's vision image_size")->capture_default_str();
   app.add_option("--dedupe_images_in_batch", o->dedupe_images_in_batch, "true|false: keep repeated images out of one batch")->capture_default_str();
-  app.add_flag("--use_media_pipeline", o->use_media_pipeline, "Decode/resize on the GPU (CUDA builds)");
+  app.add_flag("--use_media_pipeline", o->use_media_pipeline, "Decode/resize on the GPU (CUDA builds, --device cuda)");
+  app.add_flag("--use_habana_media_pipeline,--mediapipe_dataloader", r->media_pipeline_where_possible,
+               "The Gaudi examples' names of --use_media_pipeline: on where it can run, else one line and the CPU loader");
   app.add_option("--train_transform", o->train_transform, "eval (resize + center crop, as the reference) | train (random crop + flip)")->capture_default_str();
   app.add_option("--on_bad_sample", o->on_bad_sample, "error|skip")->capture_default_str();
   app.add_option("--max_image_bytes", o->max_image_bytes, "Refuse larger image files and tar members before reading them")->capture_default_str()->check(CLI::PositiveNumber);
@@ -75,10 +137,32 @@ void setup(CLI::App& app) {
   auto ss = app.add_option("--save_steps", o->save_steps, "Checkpoint every N steps (0: none)")->capture_default_str();
   app.add_option("--save_total_limit", o->save_total_limit, "Keep the newest N checkpoints (0: all)")->capture_default_str();
   app.add_option("--throughput_warmup_steps", o->throughput_warmup_steps, "Steps left out of train_samples_per_second")->capture_default_str();
-  auto hooks = std::make_shared<train::TrainHooks>();
-  app.add_option("--stop_after_step", hooks->stop_after_step, "Testing: stop after step N as if interrupted")->group("");
-  app.callback([o, hooks, resume_opt, cc, bs, lr, wr, ep, ms, ls, es, ss, dr] {
-    train::TrainOptions opts = *o;
+  app.add_option("--stop_after_step", r->hooks.stop_after_step, "Testing: stop after step N as if interrupted")->group("");
+  // A value quoted past the shell (--per_device_train_batch_size="40" from a launcher or a YAML list) reads as the
+  // value: the example's command works however it is passed.
+  for (CLI::Option* opt : app.get_options())
+    if (opt->get_expected_max() > 0)
+      opt->transform(
+          [](std::string v) {
+            if (v.size() >= 2 && (v[0] == '"' || v[0] == '\'') && v.back() == v[0]) v = v.substr(1, v.size() - 2);
+            return v;
+          },
+          "", "");
+  app.callback([&app, r, resume_opt, cc, bs, lr, wr, ep, ms, ls, es, ss, dr, strategies, eval_strategy, save_strategy,
+                fp16, gaudi_opts, gaudi, remove_unused, trust] {  // the last three: kept alive for their options
+    train::RecipeOptions recipe = *r;
+    train::TrainOptions& opts = recipe.train;
+    std::string ignored;
+    for (const CLI::Option* g : gaudi_opts)
+      if (g->count() > 0) ignored += (ignored.empty() ? "" : " ") + g->get_name();
+    if (!ignored.empty()) std::printf("note: %s: Gaudi (HPU) settings, they do not apply here (ignored)\n", ignored.c_str());
+    if (*fp16 && !opts.bf16) {
+      std::printf("note: --fp16: this build's mixed precision is bf16 autocast; using it (as --bf16)\n");
+      opts.bf16 = true;
+    }
+    recipe.caption_column_given = cc->count() > 0;
+    recipe.dataset.cache_dir = opts.cache_dir;
+    recipe.arguments = arguments_of(app);
     if (resume_opt->count() > 0 && opts.resume_from_checkpoint.empty()) opts.resume_from_checkpoint = "latest";
     const dist::DistEnv env = dist::read_env();  // torchrun's RANK / WORLD_SIZE / MASTER_*
     opts.rank = env.rank;
@@ -86,9 +170,8 @@ void setup(CLI::App& app) {
     // A peer that dies closes its sockets: without this, Gloo's next write kills us with SIGPIPE (exit 141, no
     // message) instead of failing the collective with a bt::Error that names the rank and the operation.
     if (env.distributed()) std::signal(SIGPIPE, SIG_IGN);
-    if (cc->count() == 0 && !opts.train_file.empty() && data::classify_source(opts.train_file) == data::SourceKind::kParquet)
-      opts.caption_column = "image_description";
-    if (opts.train_file.empty() && opts.train_shards.empty()) {
+    const bool data_given = !opts.train_file.empty() || !opts.train_shards.empty() || !recipe.dataset.name.empty();
+    if (!data_given && (recipe.do_train || !(recipe.do_eval || recipe.do_predict))) {
       if (!opts.validation_file.empty()) fail("--validation_file needs --train_file (the demo makes its own split)");
       // The embedded demo's recipe, unless set explicitly: a tiny model from scratch wants a large learning rate
       // and no dropout; 3 epochs of 6000 rows (~560 steps, about a minute and a half on 2 cores) take held-out
@@ -102,7 +185,16 @@ void setup(CLI::App& app) {
       if (es->count() == 0) opts.eval_steps = 187;
       if (ss->count() == 0) opts.save_steps = 187;
     }
-    train::run_train(opts, *hooks);
+    // HF's strategies onto the step intervals (eval/save_steps < 0: each epoch), over the demo's defaults.
+    auto strategy = [](const std::string& v, const char* flag, int64_t* steps, int64_t steps_default) {
+      if (v == "no") *steps = 0;
+      else if (v == "epoch") *steps = -1;
+      else if (v == "steps") *steps = *steps > 0 ? *steps : steps_default;
+      else fail(flag, " must be no, steps or epoch (got '", v, "')");
+    };
+    if (eval_strategy->count() > 0) strategy((*strategies)[0], "--eval_strategy", &opts.eval_steps, opts.logging_steps);
+    if (save_strategy->count() > 0) strategy((*strategies)[1], "--save_strategy", &opts.save_steps, 500);
+    train::run_recipe(recipe);
   });
 }
 

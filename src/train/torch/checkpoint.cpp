@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "train/checkpoint_dir.h"
+#include "train/hf_outputs.h"
 #include "train/run_log.h"
 
 namespace bt::train {
@@ -55,7 +56,10 @@ void save_checkpoint(const std::filesystem::path& output_dir, model::BridgeTower
                                                     {"total_steps", schedule.total_steps},
                                                     {"last_step", state.global_step}});
   model::save_tensors(d + "/rng_state.safetensors", rng_tensors());
-  write_json_atomic(dir.path() / "trainer_state.json", state.to_json());  // last: marks the folder complete
+  // The Hugging Face Trainer's trainer_state.json (HF schema, log_history from metrics.jsonl) beside ours.
+  write_hf_trainer_state(dir.path() / "trainer_state.json", output_dir / "metrics.jsonl",
+                         hf_state_of_settings(state.settings, state.global_step));
+  write_json_atomic(dir.path() / kResumeStateFile, state.to_json());  // last: marks the folder complete
   dir.commit();
 }
 
@@ -70,7 +74,8 @@ void save_final_model(const std::filesystem::path& output_dir, model::BridgeTowe
 TrainerState load_checkpoint(const std::filesystem::path& dir, model::BridgeTowerForContrastiveLearning& model,
                              AdamW& optimizer) {
   const std::string d = dir.string();
-  TrainerState s = TrainerState::from_json(read_json_file(dir / "trainer_state.json"), d + "/trainer_state.json");
+  const fs::path state_file = resume_state_file(dir);
+  TrainerState s = TrainerState::from_json(read_json_file(state_file), state_file.string());
   model->load_weights(d);
   optimizer.load_state(model::load_tensors(d + "/optimizer.safetensors"), d + "/optimizer.safetensors");
   auto rng = model::load_tensors(d + "/rng_state.safetensors");

@@ -4,7 +4,9 @@
 //   optimizer.safetensors               AdamW state by parameter name (see optim.h)
 //   scheduler.json                      schedule type, warm-up, total steps, last step
 //   rng_state.safetensors               torch CPU (and CUDA) generator states
-//   trainer_state.json                  global step, data position (epoch, batch), loss sums, run settings
+//   trainer_state.json                  the Hugging Face Trainer's state (HF schema, log_history; hf_outputs.h)
+//   bridgetune_state.json               global step, data position (epoch, batch), loss sums, run settings: what
+//                                       an exact resume reads (kResumeStateFile)
 // Written into a staging folder and renamed: a kill at any moment leaves the earlier checkpoints intact.
 #pragma once
 #include <torch/torch.h>

@@ -30,7 +30,8 @@ constexpr size_t kDemoVocabSize = 1024;
 const char* const kRunFiles[] = {"train_results.json", "metrics.jsonl",        "training_plot.png",
                                  "config.json",        "model.safetensors",    "vocab.json",
                                  "merges.txt",         "tokenizer_config.json", "special_tokens_map.json",
-                                 "eval_results.json"};
+                                 "eval_results.json",  "all_results.json",     "test_results.json",
+                                 "trainer_state.json", "training_args.json"};  // the last four: the recipe's
 
 void check_options(const TrainOptions& o) {
   auto positive = [](int64_t v, const char* flag) {
@@ -73,8 +74,8 @@ void check_media_pipeline(const TrainOptions& o, const TrainHooks& hooks, const 
 
 // A resumed run must keep the data order and the global batch: refuse a checkpoint made with other settings.
 void check_resume_settings(const fs::path& dir, const TrainOptions& o) {
-  const TrainerState saved =
-      TrainerState::from_json(read_json_file(dir / "trainer_state.json"), (dir / "trainer_state.json").string());
+  const fs::path state = resume_state_file(dir);
+  const TrainerState saved = TrainerState::from_json(read_json_file(state), state.string());
   auto same = [&](const char* key, const char* what, const nlohmann::json& now) {
     if (!saved.settings.contains(key) || saved.settings[key] == now) return;
     fail("--resume_from_checkpoint ", dir.string(), ": it was made with ", what, " ", saved.settings[key].dump(),
@@ -165,6 +166,8 @@ std::shared_ptr<const data::Dataset> open_data(const std::string& path, const Tr
   so.max_image_bytes = o.max_image_bytes;
   so.locality_order = sampler != nullptr;
   so.flag = flag;
+  const int64_t max_rows = std::string(flag) == "--validation_file" ? o.max_eval_samples : o.max_train_samples;
+  so.max_rows = size_t(std::max<int64_t>(0, max_rows));
   source::Source src = source::open_source(path, so);
   if (sampler) src.apply_order(*sampler);
   return src.dataset;
@@ -269,6 +272,8 @@ void build_loaders(TrainRun& r) {
   r.batches_per_epoch = r.train_loader->sampler().rows_per_epoch() / static_cast<size_t>(B);
   r.steps_per_epoch = static_cast<int64_t>(r.batches_per_epoch) / o.gradient_accumulation_steps;
   if (r.steps_per_epoch < 1) fail("--train_file ", r.train_path, ": too few rows for one optimizer step");
+  if (r.o.eval_steps < 0) r.o.eval_steps = r.steps_per_epoch;  // HF's eval/save_strategy epoch
+  if (r.o.save_steps < 0) r.o.save_steps = r.steps_per_epoch;
   r.total_steps = o.max_steps > 0 ? o.max_steps : static_cast<int64_t>(std::ceil(o.num_train_epochs * r.steps_per_epoch));
   r.sched = Schedule{parse_schedule_type(o.lr_scheduler_type),
                      resolve_warmup_steps(o.warmup_steps, o.warmup_ratio, r.total_steps), r.total_steps};
@@ -283,7 +288,9 @@ void restore_state(TrainRun& r) {
                    {"gradient_accumulation_steps", o.gradient_accumulation_steps},
                    {"world_size", o.world_size},
                    {"seed", o.seed},
-                   {"total_steps", r.total_steps}};
+                   {"total_steps", r.total_steps},
+                   {"steps_per_epoch", r.steps_per_epoch}, {"logging_steps", o.logging_steps}, {"eval_steps", o.eval_steps},
+                   {"save_steps", o.save_steps}, {"num_train_epochs", o.num_train_epochs}};  // the last five: HF's state
   if (!r.resume_dir.empty()) {
     r.st = load_checkpoint(r.resume_dir, r.model, *r.opt);
     if (r.talk) std::printf("resumed from %s at step %lld\n", r.resume_dir.c_str(), (long long)r.st.global_step);

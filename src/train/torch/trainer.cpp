@@ -122,6 +122,7 @@ TrainLoop::TrainLoop(TrainRun& r)
       tty_(r.talk && ProgressBar::stdout_is_tty()),
       meter_(r.o.throughput_warmup_steps) {
   if (r_.main_rank) metrics_.emplace(r_.out / "metrics.jsonl", !r_.resume_dir.empty(), r_.st.global_step);
+  if (r_.main_rank && !o_.tensorboard_dir.empty()) metrics_->add_tensorboard(o_.tensorboard_dir);
   say(str("training ", r_.cfg.text.hidden_size, "-wide BridgeTower (", r_.model->count_parameters(true),
           " trainable parameters) on ", r_.train_ds->size(), " rows: ", r_.total_steps, " steps of ",
           r_.batch() * o_.gradient_accumulation_steps * o_.world_size, " samples, ", o_.dataloader_num_workers,
@@ -247,7 +248,9 @@ TrainSummary TrainLoop::finish() {
   TrainSummary sum;
   sum.output_dir = o_.output_dir;
   sum.global_step = st.global_step;
-  if (stopped_early_) return sum;
+  sum.max_steps = r_.total_steps, sum.steps_per_epoch = r_.steps_per_epoch;
+  if (stopped_early_) return sum;  // as if killed: no final outputs
+  sum.completed = true;
   flush_window();
   const RunStats rs = meter_.finish(now_s());
   if (o_.eval_at_end && (!evaluated_ || o_.eval_steps <= 0 || st.global_step % o_.eval_steps != 0)) run_eval();

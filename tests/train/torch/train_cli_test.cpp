@@ -114,7 +114,8 @@ TEST_F(TrainCli, FinishedRunNeedsOverwriteAndResumeReproducesLosses) {
   auto r = run(with(base(full), {"--save_steps", "3"}), root_ / "full.log");
   ASSERT_EQ(r.code, 0) << r.err;
   for (const char* f : {"train_results.json", "metrics.jsonl", "training_plot.png", "config.json", "model.safetensors",
-                        "vocab.json", "checkpoint-3/optimizer.safetensors", "checkpoint-6/trainer_state.json"})
+                        "vocab.json", "checkpoint-3/optimizer.safetensors", "checkpoint-6/trainer_state.json",
+                        "checkpoint-6/bridgetune_state.json", "trainer_state.json", "all_results.json"})
     EXPECT_TRUE(fs::exists(full / f)) << f;
   auto res = bt::train::read_json_file(full / "train_results.json");
   for (const char* k : {"train_samples_per_second", "train_runtime", "train_samples", "train_loss", "final_loss",

@@ -1,0 +1,54 @@
+// The Hugging Face example's recipe around run_train (trainer.h): which phases run, where their data comes from,
+// and the files the HF Trainer leaves (hf_outputs.h). `bridgetune train` always goes through here. Torch-free
+// header; the orchestration is torch/recipe.cpp.
+//
+// Contract:
+//  - Phases, HF semantics: --do_train trains, --do_eval evaluates the validation split after training (or the given
+//    model without --do_train), --do_predict evaluates the test split (metric prefix "test", HF's
+//    metric_key_prefix). Without --do_train nothing trains. When none of the three is given, bridgetune's own
+//    default holds: train, evaluating on --validation_file (if any) as run_train does, so the demo and scripts
+//    written before these flags keep working.
+//  - Data: dataset.name (a hub id in the local HF cache, or a folder of the same layout) gives the train /
+//    validation / test splits of dataset.config (hub/dataset_files.h; several files of a split are one dataset);
+//    otherwise --train_file / --validation_file / --test_file. Every split a phase needs is resolved before
+//    anything runs, so an unknown config or split fails first, listing what exists.
+//  - Outputs (rank 0), beside run_train's: train_results.json gains HF's epoch / train_steps_per_second /
+//    total_flos, eval_results.json and test_results.json (eval_*/test_* loss, runtime, samples and steps per
+//    second, retrieval recall, epoch), all_results.json, trainer_state.json (HF schema; also in every checkpoint),
+//    training_args.json (HF pickles training_args.bin), README.md (model card); the last three only when trained
+//    (an eval-only run leaves a trained folder's alone). The final evaluations are run-log records
+//    (metrics.jsonl), so they reach log_history and TensorBoard like every other metric.
+//  - report_to tensorboard|all: TensorBoard event files under logging_dir (default
+//    output_dir/runs/<Mon DD_HH-MM-SS>_<host>, as HF names it); none: no event files.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "hub/dataset_files.h"
+#include "train/trainer.h"
+
+namespace bt::train {
+
+struct RecipeOptions {
+  TrainOptions train;                // train_file / validation_file as given; model_name_or_path unresolved
+  TrainHooks hooks;                  // tests: --stop_after_step
+  bool do_train = false, do_eval = false, do_predict = false;
+  hub::DatasetRef dataset;           // name empty: the --*_file flags
+  std::string test_file;             // --do_predict without --dataset_name
+  bool caption_column_given = false;  // parquet default otherwise: image_description (as the HF contest data)
+  int64_t max_predict_samples = 0;
+  std::string report_to = "none";    // none | tensorboard | all
+  std::string logging_dir;           // "" default (see above)
+  nlohmann::json arguments;          // the run's arguments, for training_args.json
+  // --mediapipe_dataloader / --use_habana_media_pipeline (the Gaudi examples' names): --use_media_pipeline where it
+  // can run (--device cuda, a CUDA build); elsewhere one line says so and the CPU loader decodes, so the published
+  // command runs as pasted. --use_media_pipeline itself stays a hard requirement.
+  bool media_pipeline_where_possible = false;
+};
+
+void run_recipe(const RecipeOptions& options);
+
+// HF's default logging_dir: output_dir/runs/<Mon DD_HH-MM-SS>_<host> (local time).
+std::string default_logging_dir(const std::string& output_dir);
+
+}  // namespace bt::train

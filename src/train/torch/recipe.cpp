@@ -1,0 +1,270 @@
+// The HF example's recipe around run_train (contract in train/recipe.h): phases, splits, final evaluations, the
+// HF Trainer's files.
+#include "train/recipe.h"
+
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <thread>
+
+#include "common/error.h"
+#include "data/captions_dataset.h"
+#include "hub/hub.h"
+#include "loader/loader.h"
+#include "model/api.h"
+#include "model/bridgetower.h"
+#include "source/source.h"
+#include "text/tokenizer.h"
+#include "train/checkpoint_dir.h"
+#include "train/hf_outputs.h"
+#include "train/run_log.h"
+#include "train/torch/evaluate.h"
+#include "train/torch/gpu_media.h"
+
+namespace bt::train {
+
+namespace fs = std::filesystem;
+
+std::string default_logging_dir(const std::string& output_dir) {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char when[32], host[256] = {};
+  std::strftime(when, sizeof when, "%b%d_%H-%M-%S", &tm);  // HF: datetime.now().strftime("%b%d_%H-%M-%S")
+  if (gethostname(host, sizeof host - 1) != 0 || !host[0]) std::snprintf(host, sizeof host, "localhost");
+  return (fs::path(output_dir) / "runs" / (std::string(when) + "_" + host)).string();
+}
+
+namespace {
+
+struct Split {
+  std::string name, path, prefix, flag;  // "validation", its data, "eval", the flag that asked for it
+  int64_t max_rows = 0;
+};
+
+// The data of every phase, resolved before anything runs.
+struct Plan {
+  bool train = false, legacy = false;
+  std::vector<Split> evals;  // validation (eval), then test (test)
+};
+
+Plan plan_of(RecipeOptions& r) {
+  TrainOptions& t = r.train;
+  Plan p;
+  p.legacy = !r.do_train && !r.do_eval && !r.do_predict;
+  p.train = r.do_train || p.legacy;
+  if (!r.dataset.name.empty()) {
+    if (!t.train_file.empty() || !t.train_shards.empty() || !t.validation_file.empty() || !r.test_file.empty())
+      fail("--dataset_name ", r.dataset.name, ": give it or --train_file/--validation_file/--test_file, not both");
+    if (p.train) t.train_file = hub::resolve_dataset_split(r.dataset, "train", p.legacy ? "--split" : "--do_train");
+    if (r.do_eval) t.validation_file = hub::resolve_dataset_split(r.dataset, "validation", "--do_eval");
+    if (p.legacy) {  // bridgetune's default: evaluate on the validation split when the dataset has one
+      try {
+        t.validation_file = hub::resolve_dataset_split(r.dataset, "validation");
+      } catch (const Error&) {
+      }
+    }
+    if (r.do_predict) r.test_file = hub::resolve_dataset_split(r.dataset, "test", "--do_predict");
+  }
+  if (r.do_eval && t.validation_file.empty())
+    fail("--do_eval needs a validation split: give --dataset_name (with a validation split) or --validation_file");
+  if (r.do_predict && r.test_file.empty())
+    fail("--do_predict needs a test split: give --dataset_name (with a test split) or --test_file");
+  if (!p.train && t.model_name_or_path.empty())
+    fail("--do_eval/--do_predict without --do_train evaluate a trained model: give --model_name_or_path");
+  const std::string& first = !t.train_file.empty()        ? t.train_file
+                             : !t.validation_file.empty() ? t.validation_file
+                                                          : r.test_file;
+  if (!r.caption_column_given && !first.empty() && data::classify_source(first) == data::SourceKind::kParquet)
+    t.caption_column = "image_description";
+  if (r.do_eval) p.evals.push_back({"validation", t.validation_file, "eval", "--do_eval", t.max_eval_samples});
+  if (r.do_predict) p.evals.push_back({"test", r.test_file, "test", "--do_predict", r.max_predict_samples});
+  if (!p.legacy && !r.do_eval) t.validation_file.clear();  // HF: no eval set without --do_eval
+  else if (!p.legacy) t.eval_at_end = false;                // the recipe's final evaluation replaces run_train's
+  if (r.media_pipeline_where_possible && !t.use_media_pipeline) {
+    std::string why = "it needs --device cuda";
+    const bool cuda = t.device.rfind("cuda", 0) == 0;
+    if (cuda && GpuMediaPipeline::available(&why)) t.use_media_pipeline = true;
+    else if (t.rank == 0)
+      std::printf("note: --mediapipe_dataloader: the GPU media pipeline does not run here (%s); the CPU loader decodes\n",
+                  why.c_str());
+  }
+  if (r.report_to != "none" && r.report_to != "tensorboard" && r.report_to != "all")
+    fail("--report_to must be none, tensorboard or all (got '", r.report_to,
+         "'); bridgetune reports to TensorBoard only");
+  if (r.report_to != "none")
+    t.tensorboard_dir = r.logging_dir.empty() ? default_logging_dir(t.output_dir) : r.logging_dir;
+  return p;
+}
+
+// One final evaluation (HF's trainer.evaluate(dataset, metric_key_prefix)): contrastive loss and retrieval recall,
+// timed, with HF's key names.
+nlohmann::json evaluate_split(model::BridgeTowerForContrastiveLearning& m, const text::Tokenizer& tok, const Split& s,
+                              const TrainOptions& t, const torch::Device& device) {
+  source::SourceOptions so;
+  so.image_column = t.image_column;
+  so.caption_column = t.caption_column;
+  so.on_bad = t.on_bad_sample == "skip" ? data::OnBad::kSkip : data::OnBad::kError;
+  so.max_image_bytes = t.max_image_bytes;
+  so.locality_order = false;
+  so.flag = s.flag;
+  so.max_rows = size_t(std::max<int64_t>(0, s.max_rows));
+  auto ds = source::open_source(s.path, so).dataset;
+  loader::LoaderOptions lo;
+  lo.num_workers = t.dataloader_num_workers;
+  lo.batch_size = t.per_device_eval_batch_size;
+  lo.transform.image_size = m->config().vision.image_size;
+  lo.transform.dct_scaling = t.jpeg_dct_scaling;
+  lo.on_bad_sample = t.on_bad_sample == "skip" ? loader::OnBadSample::kSkip : loader::OnBadSample::kError;
+  lo.decoded_cache_mb = 0;
+  lo.sampler.shuffle = false;
+  lo.sampler.batch_size = size_t(t.per_device_eval_batch_size);
+  loader::Loader loader(ds, lo);
+  const auto t0 = std::chrono::steady_clock::now();
+  const EvalResult r = evaluate(m, loader, tok, t.max_seq_length, device, t.bf16);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (r.samples == 0) fail(s.flag, " ", s.path, ": no batch of 2 or more rows to evaluate (", ds->size(), " rows)");
+  const double steps = double(loader.batches_per_epoch());
+  const std::string p = s.prefix + "_";
+  return {{p + "loss", r.loss},
+          {p + "runtime", secs},
+          {p + "samples_per_second", double(r.samples) / secs},
+          {p + "steps_per_second", steps / secs},
+          {p + "samples", r.samples},
+          {p + "i2t_r1", r.recall.i2t_r1}, {p + "i2t_r5", r.recall.i2t_r5}, {p + "i2t_r10", r.recall.i2t_r10},
+          {p + "t2i_r1", r.recall.t2i_r1}, {p + "t2i_r5", r.recall.t2i_r5}, {p + "t2i_r10", r.recall.t2i_r10}};
+}
+
+// HF's train metrics (train_results.json keeps bridgetune's keys beside them).
+nlohmann::json train_metrics(const TrainSummary& sum, const TrainOptions& t) {
+  const double epoch = sum.steps_per_epoch > 0 ? double(sum.global_step) / double(sum.steps_per_epoch) : 0.0;
+  const double per_step = double(t.per_device_train_batch_size) * t.gradient_accumulation_steps * t.world_size;
+  return {{"epoch", epoch},
+          {"total_flos", 0},
+          {"train_loss", sum.train_loss},
+          {"train_runtime", sum.train_runtime},
+          {"train_samples", sum.train_samples},
+          {"train_samples_per_second", sum.train_samples_per_second},
+          {"train_steps_per_second", sum.train_samples_per_second / per_step}};
+}
+
+ModelCard card_of(const RecipeOptions& r, const TrainOptions& t, const nlohmann::json& eval,
+                  const nlohmann::json& history) {
+  ModelCard c;
+  c.model_name = fs::path(t.output_dir).lexically_normal().filename().string();
+  if (c.model_name.empty()) c.model_name = fs::path(t.output_dir).lexically_normal().parent_path().filename().string();
+  c.base_model = t.model_name_or_path;
+  c.dataset = !r.dataset.name.empty() ? r.dataset.name : t.train_file;
+  c.dataset_config = r.dataset.config;
+  auto& h = c.hyperparameters;
+  h["learning_rate"] = t.learning_rate;
+  h["train_batch_size"] = t.per_device_train_batch_size;
+  h["eval_batch_size"] = t.per_device_eval_batch_size;
+  h["seed"] = t.seed;
+  if (t.world_size > 1) h["distributed_type"] = "multi-process (gloo/nccl)", h["num_devices"] = t.world_size;
+  if (t.gradient_accumulation_steps > 1) h["gradient_accumulation_steps"] = t.gradient_accumulation_steps;
+  h["total_train_batch_size"] = t.per_device_train_batch_size * t.gradient_accumulation_steps * t.world_size;
+  h["optimizer"] = str("AdamW with betas=(", t.adam_beta1, ",", t.adam_beta2, ") and epsilon=", t.adam_epsilon,
+                       ", weight_decay=", t.weight_decay);
+  h["lr_scheduler_type"] = t.lr_scheduler_type;
+  if (t.warmup_steps > 0) h["lr_scheduler_warmup_steps"] = t.warmup_steps;
+  else if (t.warmup_ratio > 0) h["lr_scheduler_warmup_ratio"] = t.warmup_ratio;
+  if (t.max_steps > 0) h["training_steps"] = t.max_steps;
+  else h["num_epochs"] = t.num_train_epochs;
+  if (t.bf16) h["mixed_precision_training"] = "bf16 autocast";
+  c.eval_metrics = eval;
+  c.log_history = history;
+  return c;
+}
+
+
+// The final evaluations (eval, then test) of the model in model_dir, each a run-log record and a <prefix>_results.json.
+// Returns the eval split's metrics (empty without --do_eval).
+nlohmann::json final_evaluations(const Plan& plan, const TrainOptions& t, const std::string& model_dir, MetricsLog& log,
+                                 const TrainSummary& sum) {
+  nlohmann::json eval_metrics = nlohmann::json::object();
+  if (plan.evals.empty()) return eval_metrics;
+  const torch::Device device(t.device);
+  const int free_cores = std::max(1, int(std::thread::hardware_concurrency()) - t.dataloader_num_workers);
+  if (device.is_cpu()) model::configure_torch_threads(t.torch_threads > 0 ? t.torch_threads : free_cores);
+  auto m = model::load_contrastive(model_dir);
+  m->to(device);
+  const text::Tokenizer tok = text::Tokenizer::from_dir(model_dir);
+  std::printf("\n");
+  for (const Split& s : plan.evals) {
+    nlohmann::json metrics = evaluate_split(m, tok, s, t, device);
+    if (plan.train) metrics["epoch"] = double(sum.global_step) / double(std::max<int64_t>(1, sum.steps_per_epoch));
+    nlohmann::json rec = metrics;  // HF logs them: log_history and TensorBoard
+    rec["step"] = sum.global_step;
+    log.write(rec);
+    save_hf_metrics(t.output_dir, s.prefix, metrics);
+    if (s.prefix == "eval") eval_metrics = metrics;
+    std::printf("***** %s metrics *****\n", s.prefix.c_str());
+    for (const auto& [k, v] : metrics.items()) std::printf("  %-28s = %s\n", k.c_str(), v.dump().c_str());
+  }
+  return eval_metrics;
+}
+
+// trainer_state.json (HF schema, log_history from the run log) and the model card of a finished training run.
+void write_state_and_card(const RecipeOptions& r, const TrainSummary& sum, const nlohmann::json& eval_metrics) {
+  const TrainOptions& t = r.train;
+  const fs::path out(t.output_dir);
+  HfStateInfo info;
+  info.global_step = sum.global_step, info.max_steps = sum.max_steps, info.steps_per_epoch = sum.steps_per_epoch;
+  info.logging_steps = t.logging_steps, info.train_batch_size = t.per_device_train_batch_size;
+  info.eval_steps = t.eval_steps < 0 ? sum.steps_per_epoch : t.eval_steps;
+  info.save_steps = t.save_steps < 0 ? sum.steps_per_epoch : t.save_steps;
+  const double steps_per_epoch = double(std::max<int64_t>(1, sum.steps_per_epoch));
+  info.num_train_epochs = t.max_steps <= 0 ? t.num_train_epochs : std::ceil(double(sum.max_steps) / steps_per_epoch);
+  write_hf_trainer_state(out / "trainer_state.json", out / "metrics.jsonl", info);
+  const auto history = read_json_file(out / "trainer_state.json")["log_history"];
+  write_file_atomic(out / "README.md", model_card_markdown(card_of(r, t, eval_metrics, history)));
+}
+
+}  // namespace
+
+void run_recipe(const RecipeOptions& options) {
+  RecipeOptions r = options;
+  TrainOptions& t = r.train;
+  const Plan plan = plan_of(r);
+  const fs::path out(t.output_dir);
+  TrainSummary sum;
+  if (plan.train && !(sum = run_train(t, options.hooks)).completed) return;  // stopped early: as if killed, no final outputs
+  if (t.rank != 0) return;                                       // rank 0 writes
+  // The trained model (saved by run_train), or the given one.
+  std::string model_dir = out.string();
+  if (!plan.train) {
+    model_dir = hub::resolve(t.model_name_or_path, hub::RepoType::Model, t.model_revision, t.cache_dir,
+                             "--model_name_or_path");
+    fs::create_directories(out);
+  }
+  MetricsLog log(out / "metrics.jsonl", fs::exists(out / "metrics.jsonl"), INT64_MAX);
+  if (!t.tensorboard_dir.empty()) log.add_tensorboard(t.tensorboard_dir);
+  if (plan.train) {
+    const nlohmann::json m = train_metrics(sum, t);
+    save_hf_metrics(out, "train", m);  // train_results.json: bridgetune's keys plus HF's
+    nlohmann::json rec = m;
+    rec.erase("train_samples");
+    rec["step"] = sum.global_step;
+    log.write(rec);  // HF logs the run's totals at its end: log_history and TensorBoard
+  }
+  const nlohmann::json eval_metrics = final_evaluations(plan, t, model_dir, log, sum);
+  if (plan.train) {  // as HF, which saves training_args.bin with the trained model (an eval leaves a run's alone)
+    write_json_atomic(out / "training_args.json", r.arguments);
+    write_state_and_card(r, sum, eval_metrics);
+  }
+  if (!r.hooks.quiet) {
+    std::string files = "all_results.json";
+    if (plan.train) files += ", trainer_state.json, training_args.json, README.md (model card)";
+    for (const Split& s : plan.evals) files += ", " + s.prefix + "_results.json";
+    if (!t.tensorboard_dir.empty()) files += "; TensorBoard events in " + t.tensorboard_dir;
+    std::printf("HF Trainer files in %s: %s\n", out.c_str(), files.c_str());
+    std::fflush(stdout);
+  }
+}
+
+}  // namespace bt::train
