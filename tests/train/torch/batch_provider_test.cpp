@@ -116,20 +116,19 @@ TEST_F(BatchProviders, FactoryPicksOneProviderAndRefusesImpossibleMixes) {
   train::ProviderOptions po;
   po.media_pipeline = true;
   po.in_memory_batches = 2;
-  try {
-    train::make_batch_provider(*l, *tok_, po, 6);
-    FAIL() << "in-memory batches with the media pipeline must be refused";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("--use_media_pipeline cannot be combined"), std::string::npos) << e.what();
-  }
+  // The factory's error for these options ("" when it made a provider).
+  auto refusal = [&](const train::ProviderOptions& o) -> std::string {
+    try {
+      train::make_batch_provider(*l, *tok_, o, 6);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(refusal(po).find("--use_media_pipeline cannot be combined"), std::string::npos) << refusal(po);
   if (!train::GpuMediaPipeline::available()) {
     po.in_memory_batches = 0;
-    try {
-      train::make_batch_provider(*l, *tok_, po, 6);
-      FAIL() << "the media pipeline without a GPU must be refused";
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("--use_media_pipeline needs"), std::string::npos) << e.what();
-    }
+    EXPECT_NE(refusal(po).find("--use_media_pipeline needs"), std::string::npos) << refusal(po);
   }
   auto l0 = make_loader(0);
   train::ProviderOptions plain;
