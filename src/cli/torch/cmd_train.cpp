@@ -46,10 +46,24 @@ nlohmann::json arguments_of(const CLI::App& app) {
   return j;
 }
 
-void setup(CLI::App& app) {
-  auto r = std::make_shared<train::RecipeOptions>();
+// What the callback needs beyond the options themselves: which flags were given, and the values of the flags that
+// map onto others (strategies, --fp16, the Gaudi-only ones).
+struct TrainFlags {
+  train::RecipeOptions recipe;
+  CLI::Option *resume = nullptr, *caption_column = nullptr, *batch_size = nullptr, *learning_rate = nullptr,
+              *warmup_ratio = nullptr, *epochs = nullptr, *max_steps = nullptr, *logging_steps = nullptr,
+              *eval_steps = nullptr, *save_steps = nullptr, *dropout = nullptr, *eval_strategy = nullptr,
+              *save_strategy = nullptr;
+  std::array<std::string, 2> strategies;  // --eval_strategy, --save_strategy
+  bool fp16 = false, trust_remote_code = false, remove_unused_columns = true;
+  std::vector<std::string> gaudi_values = std::vector<std::string>(std::size(kGaudiOptions));
+  std::vector<CLI::Option*> gaudi;
+};
+
+void add_model_and_data_flags(CLI::App& app, TrainFlags& f) {
+  train::RecipeOptions* r = &f.recipe;
   train::TrainOptions* o = &r->train;
-  auto resume_opt = app.add_option("--resume_from_checkpoint", o->resume_from_checkpoint,
+  f.resume = app.add_option("--resume_from_checkpoint", o->resume_from_checkpoint,
                                    "Continue a run: a checkpoint-N folder, or 'latest' (default when no value)")
                         ->expected(0, 1);
   app.add_option("--model_name_or_path", o->model_name_or_path, "HF checkpoint folder (config.json, model.safetensors or pytorch_model.bin, tokenizer files) or hub id (org/name) in the local HF cache");
@@ -68,6 +82,16 @@ void setup(CLI::App& app) {
   app.add_option("--dataset_name", r->dataset.name, "HF dataset: hub id in the local HF cache (e.g. jmhessel/newyorker_caption_contest) or a folder of the same layout; splits train/validation/test feed --do_train/--do_eval/--do_predict");
   app.add_option("--dataset_config_name", r->dataset.config, "Its config (e.g. matching)");
   app.add_option("--dataset_revision", r->dataset.revision, "Hub datasets: branch, tag or commit")->capture_default_str();
+  app.add_option("--image_column", o->image_column)->capture_default_str();
+  f.caption_column = app.add_option("--caption_column", o->caption_column, "Caption column (parquet default: image_description, as the HF New Yorker set)")->capture_default_str();
+  app.add_option("--output_dir", o->output_dir)->capture_default_str();
+  app.add_flag("--overwrite_output_dir", o->overwrite_output_dir, "Replace a finished or interrupted run in --output_dir");
+}
+
+// The HF example's flags that select phases and outputs, and the ones accepted for it without a use here.
+void add_hf_flags(CLI::App& app, TrainFlags& f) {
+  train::RecipeOptions* r = &f.recipe;
+  train::TrainOptions* o = &r->train;
   app.add_flag("--do_train", r->do_train, "Train (HF semantics: without it nothing trains; none of --do_train/--do_eval/--do_predict: train, evaluating on --validation_file)");
   app.add_flag("--do_eval", r->do_eval, "Evaluate on the validation split after training (or the given model)");
   app.add_flag("--do_predict", r->do_predict, "Evaluate on the test split (test_results.json, metric prefix test)");
@@ -76,43 +100,42 @@ void setup(CLI::App& app) {
   app.add_option("--max_predict_samples", r->max_predict_samples, "Only the first N test rows (0: all)")->capture_default_str();
   app.add_option("--report_to", r->report_to, "none|tensorboard|all (all = tensorboard: the only integration)")->capture_default_str();
   app.add_option("--logging_dir", r->logging_dir, "TensorBoard event files (default OUTPUT_DIR/runs/<Mon DD_HH-MM-SS>_<host>)");
-  auto remove_unused = std::make_shared<bool>(true);
-  app.add_flag("--remove_unused_columns", *remove_unused, "Accepted for the HF example (=False as it passes); bridgetune reads only the image and caption columns either way");
-  auto strategies = std::make_shared<std::array<std::string, 2>>();
-  auto eval_strategy = app.add_option("--eval_strategy,--evaluation_strategy", (*strategies)[0], "no|steps|epoch: evaluate during training (steps: every --eval_steps, default --logging_steps)");
-  auto save_strategy = app.add_option("--save_strategy", (*strategies)[1], "no|steps|epoch: checkpoints (steps: every --save_steps, default 500)");
-  auto fp16 = std::make_shared<bool>(false);
-  app.add_flag("--fp16", *fp16, "Mixed precision: on this build that is bf16 autocast (--bf16); fp16 with a loss scaler is not built");
-  auto trust = std::make_shared<bool>(false);
-  app.add_flag("--trust_remote_code", *trust, "Accepted for the HF example; bridgetune never executes code from a model or dataset repository");
-  auto gaudi = std::make_shared<std::vector<std::string>>(std::size(kGaudiOptions));
-  std::vector<CLI::Option*> gaudi_opts;
+  app.add_flag("--remove_unused_columns", f.remove_unused_columns, "Accepted for the HF example (=False as it passes); bridgetune reads only the image and caption columns either way");
+  f.eval_strategy = app.add_option("--eval_strategy,--evaluation_strategy", f.strategies[0], "no|steps|epoch: evaluate during training (steps: every --eval_steps, default --logging_steps)");
+  f.save_strategy = app.add_option("--save_strategy", f.strategies[1], "no|steps|epoch: checkpoints (steps: every --save_steps, default 500)");
+  app.add_flag("--fp16", f.fp16, "Mixed precision: on this build that is bf16 autocast (--bf16); fp16 with a loss scaler is not built");
+  app.add_flag("--trust_remote_code", f.trust_remote_code, "Accepted for the HF example; bridgetune never executes code from a model or dataset repository");
   for (size_t i = 0; i < std::size(kGaudiOptions); ++i)
-    gaudi_opts.push_back(app.add_option(kGaudiOptions[i], (*gaudi)[i], "Gaudi (HPU) only: accepted, does not apply")->group("Gaudi-only (accepted, ignored)"));
+    f.gaudi.push_back(app.add_option(kGaudiOptions[i], f.gaudi_values[i], "Gaudi (HPU) only: accepted, does not apply")->group("Gaudi-only (accepted, ignored)"));
   const std::string gaudi_desc = "Gaudi (HPU) only: accepted, does not apply";
-  for (const char* f : kGaudiFlags) gaudi_opts.push_back(app.add_flag(std::string(f), gaudi_desc)->group("Gaudi-only (accepted, ignored)"));
-  app.add_option("--image_column", o->image_column)->capture_default_str();
-  CLI::Option* cc = app.add_option("--caption_column", o->caption_column, "Caption column (parquet default: image_description, as the HF New Yorker set)")->capture_default_str();
-  app.add_option("--output_dir", o->output_dir)->capture_default_str();
-  app.add_flag("--overwrite_output_dir", o->overwrite_output_dir, "Replace a finished or interrupted run in --output_dir");
-  auto bs = app.add_option("--per_device_train_batch_size", o->per_device_train_batch_size)->capture_default_str();
+  for (const char* name : kGaudiFlags) f.gaudi.push_back(app.add_flag(std::string(name), gaudi_desc)->group("Gaudi-only (accepted, ignored)"));
+}
+
+void add_optimisation_flags(CLI::App& app, TrainFlags& f) {
+  train::TrainOptions* o = &f.recipe.train;
+  f.batch_size = app.add_option("--per_device_train_batch_size", o->per_device_train_batch_size)->capture_default_str();
   app.add_option("--per_device_eval_batch_size", o->per_device_eval_batch_size)->capture_default_str();
-  auto lr = app.add_option("--learning_rate", o->learning_rate)->capture_default_str();
+  f.learning_rate = app.add_option("--learning_rate", o->learning_rate)->capture_default_str();
   app.add_option("--weight_decay", o->weight_decay)->capture_default_str();
   app.add_option("--adam_beta1", o->adam_beta1)->capture_default_str();
   app.add_option("--adam_beta2", o->adam_beta2)->capture_default_str();
   app.add_option("--adam_epsilon", o->adam_epsilon)->capture_default_str();
   app.add_option("--warmup_steps", o->warmup_steps)->capture_default_str();
-  auto wr = app.add_option("--warmup_ratio", o->warmup_ratio)->capture_default_str();
+  f.warmup_ratio = app.add_option("--warmup_ratio", o->warmup_ratio)->capture_default_str();
   app.add_option("--lr_scheduler_type", o->lr_scheduler_type, "linear|cosine|constant|constant_with_warmup")->capture_default_str();
-  auto ep = app.add_option("--num_train_epochs", o->num_train_epochs)->capture_default_str();
-  auto ms = app.add_option("--max_steps", o->max_steps, "Optimizer steps (overrides --num_train_epochs when > 0)")->capture_default_str();
+  f.epochs = app.add_option("--num_train_epochs", o->num_train_epochs)->capture_default_str();
+  f.max_steps = app.add_option("--max_steps", o->max_steps, "Optimizer steps (overrides --num_train_epochs when > 0)")->capture_default_str();
   app.add_option("--gradient_accumulation_steps", o->gradient_accumulation_steps)->capture_default_str();
   app.add_option("--max_grad_norm", o->max_grad_norm, "Clip the total gradient norm (<= 0: off)")->capture_default_str();
   app.add_option("--seed", o->seed)->capture_default_str();
   app.add_flag("--freeze_vision_model", o->freeze_vision_model);
   app.add_flag("--freeze_text_model", o->freeze_text_model);
   app.add_option("--freeze_text_pooler", o->freeze_text_pooler, "true|false")->capture_default_str();
+}
+
+void add_pipeline_and_runtime_flags(CLI::App& app, TrainFlags& f) {
+  train::RecipeOptions* r = &f.recipe;
+  train::TrainOptions* o = &r->train;
   app.add_option("--max_seq_length", o->max_seq_length)->capture_default_str();
   app.add_option("--dataloader_num_workers", o->dataloader_num_workers, "Loader threads (0: load in the step loop)")->capture_default_str();
   app.add_option("--prefetch_batches", o->prefetch_batches)->capture_default_str();
@@ -129,17 +152,19 @@ void setup(CLI::App& app) {
   app.add_option("--device", o->device, "cpu|cuda")->capture_default_str();
   app.add_option("--ddp_timeout", o->ddp_timeout, "Multi-process: seconds a rank waits for the others (rendezvous, each collective)")->capture_default_str();
   app.add_flag("--gather_embeddings", o->gather_embeddings, "Multi-process: contrastive negatives over the global batch (all-gather with gradient)");
-  auto dr = app.add_option("--dropout", o->dropout, "Override the model's hidden/attention dropout (< 0: the config's)")->capture_default_str();
+  f.dropout = app.add_option("--dropout", o->dropout, "Override the model's hidden/attention dropout (< 0: the config's)")->capture_default_str();
   app.add_flag("--bf16", o->bf16, "bf16 autocast (CUDA; CPU where libtorch supports it)");
   app.add_option("--torch_threads", o->torch_threads, "Intra-op threads (0: cores left by the loader workers, at least 1)")->capture_default_str();
-  auto ls = app.add_option("--logging_steps", o->logging_steps)->capture_default_str();
-  auto es = app.add_option("--eval_steps", o->eval_steps, "0: eval only at the end")->capture_default_str();
-  auto ss = app.add_option("--save_steps", o->save_steps, "Checkpoint every N steps (0: none)")->capture_default_str();
+  f.logging_steps = app.add_option("--logging_steps", o->logging_steps)->capture_default_str();
+  f.eval_steps = app.add_option("--eval_steps", o->eval_steps, "0: eval only at the end")->capture_default_str();
+  f.save_steps = app.add_option("--save_steps", o->save_steps, "Checkpoint every N steps (0: none)")->capture_default_str();
   app.add_option("--save_total_limit", o->save_total_limit, "Keep the newest N checkpoints (0: all)")->capture_default_str();
   app.add_option("--throughput_warmup_steps", o->throughput_warmup_steps, "Steps left out of train_samples_per_second")->capture_default_str();
-  app.add_option("--stop_after_step", r->hooks.stop_after_step, "Testing: stop after step N as if interrupted")->group("");
-  // A value quoted past the shell (--per_device_train_batch_size="40" from a launcher or a YAML list) reads as the
-  // value: the example's command works however it is passed.
+}
+
+// A value quoted past the shell (--per_device_train_batch_size="40" from a launcher or a YAML list) reads as the
+// value: the example's command works however it is passed.
+void unquote_values(CLI::App& app) {
   for (CLI::Option* opt : app.get_options())
     if (opt->get_expected_max() > 0)
       opt->transform(
@@ -148,54 +173,71 @@ void setup(CLI::App& app) {
             return v;
           },
           "", "");
-  app.callback([&app, r, resume_opt, cc, bs, lr, wr, ep, ms, ls, es, ss, dr, strategies, eval_strategy, save_strategy,
-                fp16, gaudi_opts, gaudi, remove_unused, trust] {  // the last three: kept alive for their options
-    train::RecipeOptions recipe = *r;
-    train::TrainOptions& opts = recipe.train;
-    std::string ignored;
-    for (const CLI::Option* g : gaudi_opts)
-      if (g->count() > 0) ignored += (ignored.empty() ? "" : " ") + g->get_name();
-    if (!ignored.empty()) std::printf("note: %s: Gaudi (HPU) settings, they do not apply here (ignored)\n", ignored.c_str());
-    if (*fp16 && !opts.bf16) {
-      std::printf("note: --fp16: this build's mixed precision is bf16 autocast; using it (as --bf16)\n");
-      opts.bf16 = true;
-    }
-    recipe.caption_column_given = cc->count() > 0;
-    recipe.dataset.cache_dir = opts.cache_dir;
-    recipe.arguments = arguments_of(app);
-    if (resume_opt->count() > 0 && opts.resume_from_checkpoint.empty()) opts.resume_from_checkpoint = "latest";
-    const dist::DistEnv env = dist::read_env();  // torchrun's RANK / WORLD_SIZE / MASTER_*
-    opts.rank = env.rank;
-    opts.world_size = env.world_size;
-    // A peer that dies closes its sockets: without this, Gloo's next write kills us with SIGPIPE (exit 141, no
-    // message) instead of failing the collective with a bt::Error that names the rank and the operation.
-    if (env.distributed()) std::signal(SIGPIPE, SIG_IGN);
-    const bool data_given = !opts.train_file.empty() || !opts.train_shards.empty() || !recipe.dataset.name.empty();
-    if (!data_given && (recipe.do_train || !(recipe.do_eval || recipe.do_predict))) {
-      if (!opts.validation_file.empty()) fail("--validation_file needs --train_file (the demo makes its own split)");
-      // The embedded demo's recipe, unless set explicitly: a tiny model from scratch wants a large learning rate
-      // and no dropout; 3 epochs of 6000 rows (~560 steps, about a minute and a half on 2 cores) take held-out
-      // matching from chance (0.2) to ~0.8 and retrieval R@1 from chance (1/32) to ~0.5 (docs/PERFORMANCE.md).
-      if (bs->count() == 0) opts.per_device_train_batch_size = 32;
-      if (lr->count() == 0) opts.learning_rate = 1e-3;
-      if (wr->count() == 0) opts.warmup_ratio = 0.05;
-      if (dr->count() == 0) opts.dropout = 0;
-      if (ep->count() == 0 && ms->count() == 0) opts.num_train_epochs = 3;
-      if (ls->count() == 0) opts.logging_steps = 20;
-      if (es->count() == 0) opts.eval_steps = 187;
-      if (ss->count() == 0) opts.save_steps = 187;
-    }
-    // HF's strategies onto the step intervals (eval/save_steps < 0: each epoch), over the demo's defaults.
-    auto strategy = [](const std::string& v, const char* flag, int64_t* steps, int64_t steps_default) {
-      if (v == "no") *steps = 0;
-      else if (v == "epoch") *steps = -1;
-      else if (v == "steps") *steps = *steps > 0 ? *steps : steps_default;
-      else fail(flag, " must be no, steps or epoch (got '", v, "')");
-    };
-    if (eval_strategy->count() > 0) strategy((*strategies)[0], "--eval_strategy", &opts.eval_steps, opts.logging_steps);
-    if (save_strategy->count() > 0) strategy((*strategies)[1], "--save_strategy", &opts.save_steps, 500);
-    train::run_recipe(recipe);
-  });
+}
+
+// The embedded demo's recipe, unless set explicitly: a tiny model from scratch wants a large learning rate and no
+// dropout; 3 epochs of 6000 rows (~560 steps, about a minute and a half on 2 cores) take held-out matching from
+// chance (0.2) to ~0.8 and retrieval R@1 from chance (1/32) to ~0.5 (docs/PERFORMANCE.md).
+void apply_demo_defaults(const TrainFlags& f, train::TrainOptions& opts) {
+  if (!opts.validation_file.empty()) fail("--validation_file needs --train_file (the demo makes its own split)");
+  if (f.batch_size->count() == 0) opts.per_device_train_batch_size = 32;
+  if (f.learning_rate->count() == 0) opts.learning_rate = 1e-3;
+  if (f.warmup_ratio->count() == 0) opts.warmup_ratio = 0.05;
+  if (f.dropout->count() == 0) opts.dropout = 0;
+  if (f.epochs->count() == 0 && f.max_steps->count() == 0) opts.num_train_epochs = 3;
+  if (f.logging_steps->count() == 0) opts.logging_steps = 20;
+  if (f.eval_steps->count() == 0) opts.eval_steps = 187;
+  if (f.save_steps->count() == 0) opts.save_steps = 187;
+}
+
+// HF's strategies onto the step intervals (eval/save_steps < 0: each epoch), over the demo's defaults.
+void apply_strategies(const TrainFlags& f, train::TrainOptions& opts) {
+  auto strategy = [](const std::string& v, const char* flag, int64_t* steps, int64_t steps_default) {
+    if (v == "no") *steps = 0;
+    else if (v == "epoch") *steps = -1;
+    else if (v == "steps") *steps = *steps > 0 ? *steps : steps_default;
+    else fail(flag, " must be no, steps or epoch (got '", v, "')");
+  };
+  if (f.eval_strategy->count() > 0) strategy(f.strategies[0], "--eval_strategy", &opts.eval_steps, opts.logging_steps);
+  if (f.save_strategy->count() > 0) strategy(f.strategies[1], "--save_strategy", &opts.save_steps, 500);
+}
+
+void run(const CLI::App& app, const TrainFlags& f) {
+  train::RecipeOptions recipe = f.recipe;
+  train::TrainOptions& opts = recipe.train;
+  std::string ignored;
+  for (const CLI::Option* g : f.gaudi)
+    if (g->count() > 0) ignored += (ignored.empty() ? "" : " ") + g->get_name();
+  if (!ignored.empty()) std::printf("note: %s: Gaudi (HPU) settings, they do not apply here (ignored)\n", ignored.c_str());
+  if (f.fp16 && !opts.bf16) {
+    std::printf("note: --fp16: this build's mixed precision is bf16 autocast; using it (as --bf16)\n");
+    opts.bf16 = true;
+  }
+  recipe.caption_column_given = f.caption_column->count() > 0;
+  recipe.dataset.cache_dir = opts.cache_dir;
+  recipe.arguments = arguments_of(app);
+  if (f.resume->count() > 0 && opts.resume_from_checkpoint.empty()) opts.resume_from_checkpoint = "latest";
+  const dist::DistEnv env = dist::read_env();  // torchrun's RANK / WORLD_SIZE / MASTER_*
+  opts.rank = env.rank;
+  opts.world_size = env.world_size;
+  // A peer that dies closes its sockets: without this, Gloo's next write kills us with SIGPIPE (exit 141, no
+  // message) instead of failing the collective with a bt::Error that names the rank and the operation.
+  if (env.distributed()) std::signal(SIGPIPE, SIG_IGN);
+  const bool data_given = !opts.train_file.empty() || !opts.train_shards.empty() || !recipe.dataset.name.empty();
+  if (!data_given && (recipe.do_train || !(recipe.do_eval || recipe.do_predict))) apply_demo_defaults(f, opts);
+  apply_strategies(f, opts);
+  train::run_recipe(recipe);
+}
+
+void setup(CLI::App& app) {
+  auto f = std::make_shared<TrainFlags>();
+  add_model_and_data_flags(app, *f);
+  add_hf_flags(app, *f);
+  add_optimisation_flags(app, *f);
+  add_pipeline_and_runtime_flags(app, *f);
+  app.add_option("--stop_after_step", f->recipe.hooks.stop_after_step, "Testing: stop after step N as if interrupted")->group("");
+  unquote_values(app);
+  app.callback([&app, f] { run(app, *f); });
 }
 
 const Registrar reg("train", "Fine-tune BridgeTower contrastively on image-caption pairs (no data flags: built-in demo)",
