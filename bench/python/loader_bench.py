@@ -2,7 +2,7 @@
 """bridgetune.DataLoader iterated from Python vs `bridgetune bench-loader` (the same C++ loader, no Python) vs the
 PyTorch DataLoader + PIL peer (../shared/peers/torch_loader_bench.py --variant pil), interleaved in one run.
 
-    PYTHONPATH=build/python /usr/bin/python3 bench/python/loader_bench.py --data DATA [--repeats 3]
+    PYTHONPATH=build/python /usr/bin/python3 bench/python/loader_bench.py --data DATA [--repeats 3] [--baseline OLD]
 
 Same data, workers, batch and image size for all three; eval transform, no decoded-image cache (every image is
 decoded each time, as the peer does). Timing as the peer's: max(1, workers) warm-up batches, then the clock runs for
@@ -45,8 +45,8 @@ def python_loader(a, rep):
     return n / (time.perf_counter() - t0)
 
 
-def cpp_loader(a, rep):
-    r = subprocess.run([a.bridgetune, "bench-loader", "--data", a.data, "--workers", str(a.workers), "--batch",
+def cpp_loader(a, rep, binary=None):
+    r = subprocess.run([binary or a.bridgetune, "bench-loader", "--data", a.data, "--workers", str(a.workers), "--batch",
                         str(a.batch), "--samples", str(a.samples), "--repeats", "1", "--image_size", str(a.size),
                         "--decoded_cache_mb", "0", "--jpeg_dct_scaling", a.dct, "--seed", str(rep), "--json"],
                        capture_output=True, text=True, check=True)
@@ -73,8 +73,12 @@ def main():
     ap.add_argument("--bridgetune", default=os.path.join(REPO, "build", "bridgetune"))
     ap.add_argument("--peer", default=os.path.join(REPO, "..", "shared", "peers", "torch_loader_bench.py"))
     ap.add_argument("--no_peer", action="store_true")
+    ap.add_argument("--baseline", help="another bridgetune binary (e.g. before a change): its bench-loader runs "
+                    "interleaved with the others, so old vs new and each one's peer ratio come from one run")
     a = ap.parse_args()
     runners = {"bridgetune.DataLoader (Python)": python_loader, "bridgetune bench-loader (C++)": cpp_loader}
+    if a.baseline:
+        runners["bridgetune bench-loader (C++, baseline)"] = lambda a, rep: cpp_loader(a, rep, a.baseline)
     if not a.no_peer:
         runners["torch DataLoader + PIL (peer)"] = peer_loader
     results = {k: [] for k in runners}
