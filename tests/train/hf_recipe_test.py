@@ -383,6 +383,21 @@ check(not os.path.exists(os.path.join(OUT3, "train_results.json")) and
       not os.path.exists(os.path.join(OUT3, "trainer_state.json")) and
       not os.path.exists(os.path.join(OUT3, "model.safetensors")), "eval only: nothing trained")
 
+# The final evaluation normalises with the model folder's preprocessor_config.json (as training does): the same
+# model with another image_mean/image_std scores other pixels, so its eval_loss differs.
+MODEL4 = os.path.join(WORK, "other-mean-model")
+shutil.rmtree(MODEL4, ignore_errors=True)
+shutil.copytree(OUT, MODEL4, ignore=shutil.ignore_patterns("checkpoint-*", "runs"))
+pp = json.load(open(os.path.join(MODEL4, "preprocessor_config.json")))
+pp["image_mean"], pp["image_std"] = [0.9, 0.1, 0.5], [0.05, 0.5, 0.1]
+json.dump(pp, open(os.path.join(MODEL4, "preprocessor_config.json"), "w"))
+OUT4 = os.path.join(WORK, "eval-other-mean")
+run(["train", "--output_dir", OUT4, "--model_name_or_path", MODEL4, "--dataset_name", "jmhessel/newyorker_caption_contest",
+     "--dataset_config_name", "matching", "--do_eval", "--max_seq_length", "32", "--dataloader_num_workers", "0",
+     "--fp16", "--per_device_eval_batch_size", "3"])
+ev4 = json.load(open(os.path.join(OUT4, "eval_results.json")))
+check(abs(ev4["eval_loss"] - ev3["eval_loss"]) > 1e-6, f"the folder's mean/std reach the eval: {ev3} vs {ev4}")
+
 # An unknown config names those that exist, before anything is written.
 p = run(published[:7] + ["--dataset_config_name", "ranking"] + published[9:], expect_ok=False)
 check("no such config (configs in its README.md: matching)" in p.stderr, p.stderr)

@@ -24,6 +24,7 @@
 #include "train/run_log.h"
 #include "train/torch/evaluate.h"
 #include "train/torch/gpu_media.h"
+#include "train/torch/train_setup.h"
 
 namespace bt::train {
 
@@ -114,16 +115,8 @@ nlohmann::json evaluate_split(model::BridgeTowerForContrastiveLearning& m, const
   so.flag = s.flag;
   so.max_rows = size_t(std::max<int64_t>(0, s.max_rows));
   auto ds = source::open_source(s.path, so).dataset;
-  loader::LoaderOptions lo;
-  lo.num_workers = t.dataloader_num_workers;
-  lo.batch_size = t.per_device_eval_batch_size;
-  lo.transform.image_size = m->config().vision.image_size;
-  lo.transform.dct_scaling = t.jpeg_dct_scaling;
-  lo.on_bad_sample = t.on_bad_sample == "skip" ? loader::OnBadSample::kSkip : loader::OnBadSample::kError;
-  lo.decoded_cache_mb = 0;
-  lo.sampler.shuffle = false;
-  lo.sampler.batch_size = size_t(t.per_device_eval_batch_size);
-  loader::Loader loader(ds, lo);
+  // The validation loader's options, as run_train's own eval uses them (the model's mean/std included).
+  loader::Loader loader(ds, loader_options(t, m->config(), t.per_device_eval_batch_size, /*train=*/false));
   const auto t0 = std::chrono::steady_clock::now();
   const EvalResult r = evaluate(m, loader, tok, t.max_seq_length, device, t.bf16);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
