@@ -8,9 +8,10 @@
 #   peer    the Python peer (HF BridgeTowerForContrastiveLearning + torch DataLoader), in the background while
 #           bridgetune configures and builds (the build runs under nice, so the peer's loader keeps its cores)
 #   build   configure (CUDA libtorch of the Python torch) and build `--target bridgetune` alone
-#   bench   `bridgetune bench` large, batch 48, bf16, in-memory bound + workers 0,1,8 x media pipeline off/on;
-#           its bench_results.json is rewritten after every row and copied to $OUT/bt_bench.json
-#   then    CUDA parity tests, kernel bench, worker count 2 (both sides), fused ops off (BT_FUSED_OPS=0) vs on,
+#   bench   `bridgetune bench` large, batch 48, bf16, in-memory bound + workers 0,1,8 x media pipeline off/on
+#           (--media_decode cpu: the loader decodes, the GPU resizes); bench_results.json is rewritten after every
+#           row and copied to $OUT/bt_bench.json
+#   then    workers 8 with JPEG decode on the GPU (--media_decode gpu, nvJPEG), CUDA parity tests, kernel bench, worker count 2 (both sides), fused ops off (BT_FUSED_OPS=0) vs on,
 #           loader benches; when the torch build
 #           failed: the torch-free CUDA builds (fallbacks) for the kernels and loader figures.
 # Every step has a timeout; a global deadline (BT_GPU_CHECK_BUDGET_S, default 570 s) skips what no longer fits; a
@@ -205,9 +206,9 @@ fi
 peer_wait
 
 # ---- bench: the headline. Rows land in bt_bench/bench_results.json one by one ("complete": false until done).
-bt_bench() {  # NAME WORKERS TIMEOUT
+bt_bench() {  # NAME WORKERS TIMEOUT [MEDIA_DECODE (cpu: the loader decodes for the media pipeline; gpu: nvJPEG)]
   step "$1" "$3" "'$BT' bench --device $DEV --model_preset $PRESET --per_device_train_batch_size $BATCH $BF16 \
-    --workers $2 $([ "$DEV" = cuda ] && echo --use_media_pipeline) --data '$DATA' --max_steps $STEPS \
+    --workers $2 $([ "$DEV" = cuda ] && echo --use_media_pipeline --media_decode "${4:-cpu}") --data '$DATA' --max_steps $STEPS \
     --throughput_warmup_steps $WARMUP --repeats 1 $TOK_ARG --output_dir '$R/$1'"
   grep -E "^\||samples/s|rror|FAILED" "$R/logs/$1.log" | sed 's/^/  /' | tee -a "$SUMMARY"
   [ -f "$R/$1/bench_results.json" ] && cp "$R/$1/bench_results.json" "$OUT/$1.json"
@@ -217,6 +218,11 @@ if ((HAVE_BT)) && want bt_bench; then
   bt_bench bt_bench "$HEAD_WORKERS" 240
 elif ((!HAVE_BT)); then
   note "SKIP  bridgetune bench (bridgetune did not build)"
+fi
+# The same rows with JPEG decode on the GPU (nvJPEG, --media_decode gpu): a step of its own, so the headline above
+# never depends on it.
+if ((HAVE_BT)) && [ "$DEV" = cuda ] && want bt_bench_nvjpeg; then
+  bt_bench bt_bench_nvjpeg 8 100 gpu
 fi
 
 # ---- then: tests and kernels. The full build's CUDA targets, else a build without libtorch, else cuda/ alone.

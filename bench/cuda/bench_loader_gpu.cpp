@@ -2,8 +2,11 @@
 // disk/page cache), batch B at image size S:
 //   cpu:          the normal loader (decode + Pillow resize + crop + normalise to fp32 NCHW in the workers);
 //   decode_only:  the loader's decode-only mode alone (DCT-scaled decode + pack, what workers do for the GPU);
-//   gpu:          decode-only + cuda::BatchResize to bf16 NCHW on the device (pinned upload included; the
+//   encoded:      the loader's encoded mode alone (--media_decode gpu: baseline JPEGs shipped compressed, the
+//                 rest decoded; what workers do when nvJPEG decodes). Runs on any machine.
+//   gpu:          decode-only + cuda::DecodeResize to bf16 NCHW on the device (pinned upload included; the
 //                 timing ends when the last batch is on the GPU). Skipped without a CUDA device.
+//   nvjpeg:       encoded + cuda::DecodeResize with nvJPEG decoding the shipped JPEGs. Skipped without nvJPEG.
 // One JSON line per (path, workers).
 //   bench_loader_gpu --data DIR|captions.jsonl [--workers 0,1,2,8] [--batch 48] [--size 294] [--batches 20]
 //                    [--mode train|eval]
@@ -18,6 +21,8 @@
 
 #include "common/error.h"
 #include "cuda/batch_resize.h"
+#include "cuda/decode_resize.h"
+#include "cuda/nvjpeg_decoder.h"
 #include "cuda/decoded_spec.h"
 #include "data/captions_dataset.h"
 #include "loader/loader.h"
@@ -48,11 +53,17 @@ int main(int argc, char** argv) try {
   std::string why;
   const bool gpu = cuda::cuda_device_available(&why);
   const char* mode = train ? "train" : "eval";
+  std::unique_ptr<cuda::NvjpegDecoder> jpeg;
+  std::string jpeg_why = why;
+  if (gpu) jpeg = cuda::NvjpegDecoder::create(&jpeg_why);
   for (int w : workers) {
-    for (const char* path : {"cpu", "decode_only", "gpu"}) {
-      const bool dec = std::strcmp(path, "cpu") != 0, on_gpu = std::strcmp(path, "gpu") == 0;
-      if (on_gpu && !gpu) {
-        std::printf("{\"bench\":\"loader_gpu\",\"path\":\"gpu\",\"workers\":%d,\"skipped\":\"%s\"}\n", w, why.c_str());
+    for (const char* path : {"cpu", "decode_only", "encoded", "gpu", "nvjpeg"}) {
+      const bool dec = std::strcmp(path, "cpu") != 0;
+      const bool ship = !std::strcmp(path, "encoded") || !std::strcmp(path, "nvjpeg");
+      const bool on_gpu = !std::strcmp(path, "gpu") || !std::strcmp(path, "nvjpeg");
+      if (on_gpu && (!gpu || (ship && !jpeg))) {
+        std::printf("{\"bench\":\"loader_gpu\",\"path\":\"%s\",\"workers\":%d,\"skipped\":\"%s\"}\n", path, w,
+                    (ship ? jpeg_why : why).c_str());
         continue;
       }
       loader::LoaderOptions o;
@@ -62,23 +73,24 @@ int main(int argc, char** argv) try {
       o.transform.mode = train ? media::TransformMode::kTrain : media::TransformMode::kEval;
       o.decoded_cache_mb = 0;
       o.output_decoded = dec;
+      o.ship_device_jpegs = ship;
       o.sampler.shuffle = true;
       loader::Loader l(ds, o);
       struct Gpu {  // only built with a device (the CUDA objects need one)
-        cuda::BatchResize k[2];
-        cuda::PinnedBuffer pinned[2];
+        explicit Gpu(cuda::NvjpegDecoder* j) : k{cuda::DecodeResize(j), cuda::DecodeResize(j)} {}
+        cuda::DecodeResize k[2];
+        cuda::DeviceLayout layout[2];
+        loader::BatchPtr held[2];  // the device reads a batch's bytes until its Run completed
         cuda::DeviceBuffer out;
       };
       std::unique_ptr<Gpu> g;
-      if (on_gpu) g = std::make_unique<Gpu>(), g->out.resize(size_t(B) * 3 * S * S * 2);
-      std::vector<cuda::SampleSpec> specs;
-      std::vector<uint64_t> offs;
-      size_t n = 0, bytes = 0;
+      if (on_gpu) g = std::make_unique<Gpu>(ship ? jpeg.get() : nullptr), g->out.resize(size_t(B) * 3 * S * S * 2);
+      size_t n = 0, bytes = 0, shipped = 0;
       uint64_t epoch = 0;
       l.start_epoch(epoch);
       auto t0 = Clock::now();
       for (int b = -2; b < batches; ++b) {  // two warm-up batches (thread start, first allocations)
-        if (b == 0) t0 = Clock::now(), n = 0, bytes = 0;
+        if (b == 0) t0 = Clock::now(), n = 0, bytes = 0, shipped = 0;
         auto batch = l.next();
         if (!batch) {
           l.start_epoch(++epoch);
@@ -87,22 +99,22 @@ int main(int argc, char** argv) try {
         }
         n += static_cast<size_t>(batch->size);
         bytes += batch->decoded.bytes;
+        for (const auto& smp : batch->decoded.samples) shipped += smp.encoded;
         if (on_gpu) {
-          const int s = (b + 2) % 2;  // two pinned buffers: fill one while the other uploads
-          auto& k = g->k;
-          k[s].Synchronize();  // its previous batch (two back) no longer reads pinned[s]
-          cuda::specs_of(batch->decoded.samples, specs, offs);
-          k[s].Setup(specs, offs, batch->decoded.bytes, S, cuda::OutputType::kBFloat16);
-          uint8_t* host = g->pinned[s].reserve(std::max<size_t>(batch->decoded.bytes, 1));
-          std::memcpy(host, batch->decoded.packed.data(), batch->decoded.bytes);
-          k[s].Run(nullptr, host, g->out.get());
+          const int s = (b + 2) % 2;  // two slots: fill one while the other runs
+          g->k[s].Synchronize();      // its previous batch (two back) is no longer read
+          g->held[s].reset();
+          cuda::layout_of(batch->decoded.samples, g->layout[s]);
+          g->k[s].Run(nullptr, g->layout[s], batch->decoded.packed.data(), S, cuda::OutputType::kBFloat16, nullptr,
+                      nullptr, g->out.get());
+          g->held[s] = std::move(batch);
         }
       }
       if (g) g->k[0].Synchronize(), g->k[1].Synchronize();
       const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
       std::printf("{\"bench\":\"loader_gpu\",\"path\":\"%s\",\"workers\":%d,\"batch\":%d,\"size\":%d,\"mode\":\"%s\","
-                  "\"samples_per_s\":%.1f,\"upload_mb_per_batch\":%.2f}\n", path, w, B, S, mode, n / secs,
-                  dec ? bytes / 1e6 / batches : 0.0);
+                  "\"samples_per_s\":%.1f,\"packed_mb_per_batch\":%.2f,\"shipped_jpegs\":%.3f}\n", path, w, B, S,
+                  mode, n / secs, dec ? bytes / 1e6 / batches : 0.0, n ? static_cast<double>(shipped) / n : 0.0);
       std::fflush(stdout);
     }
   }

@@ -1,5 +1,6 @@
-// libFuzzer target for the JPEG/PNG decode wrapper and the transform behind it: any bytes must either
-// decode or throw bt::Error; never crash, hang, leak or read out of bounds.
+// libFuzzer target for the JPEG/PNG decode wrapper, the transform behind it and the JPEG marker walk
+// (media/jpeg_frame.h): any bytes must either decode or throw bt::Error; never crash, hang, leak or read out of
+// bounds.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -7,6 +8,7 @@
 
 #include "common/error.h"
 #include "media/decode.h"
+#include "media/jpeg_frame.h"
 #include "media/transform.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -15,6 +17,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   constexpr uint64_t kMaxPixels = 1 << 22;
   const std::span<const uint8_t> bytes(data, size);
   static auto scratch = make_scratch();
+  try {
+    read_jpeg_frame(bytes);  // the encoded mode's marker walk (loader/decode_only.cpp routes on it)
+  } catch (const bt::Error&) {
+  }
   try {
     ImageU8 img;
     decode_rgb8(bytes, kMaxPixels, img, size % 2 ? 8 : 1 + static_cast<int>(size % 8));

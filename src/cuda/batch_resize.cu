@@ -65,15 +65,17 @@ __global__ void vertical_pass(const SamplePlan* samples, const int32_t* coef, co
   store<T>(out, base + 2 * plane, lut[512 + v[2]]);
 }
 
-void grow_device(void** p, size_t* cap, size_t need) {
-  if (need <= *cap) return;
+// Returns whether it allocated.
+bool grow_device(void** p, size_t* cap, size_t need) {
+  if (need <= *cap) return false;
   if (*p) check(cudaFree(*p), "cudaFree");
   *p = nullptr;
   *cap = 0;
-  check(cudaMalloc(p, need), "cudaMalloc");
-  *cap = need;
+  const size_t bytes = grown_capacity(need);
+  check(cudaMalloc(p, bytes), "cudaMalloc");
+  *cap = bytes;
+  return true;
 }
-
 }  // namespace
 
 bool cuda_device_available(std::string* why) {
@@ -100,6 +102,7 @@ struct BatchResize::Impl {
   size_t d_scratch_cap = 0;
   cudaEvent_t uploaded = nullptr, done = nullptr;
   bool planned = false;
+  size_t allocations = 0;
 
   Impl() {
     check(cudaEventCreateWithFlags(&uploaded, cudaEventDisableTiming), "cudaEventCreate");
@@ -163,15 +166,17 @@ const BatchPlan& BatchResize::Setup(const std::vector<SampleSpec>& specs, const 
     m.staging = nullptr;
     m.staging_cap = 0;
     void* p = nullptr;
-    check(cudaHostAlloc(&p, m.params_bytes * 2, cudaHostAllocDefault), "cudaHostAlloc");
+    const size_t bytes = grown_capacity(m.params_bytes);
+    check(cudaHostAlloc(&p, bytes, cudaHostAllocDefault), "cudaHostAlloc");
     m.staging = static_cast<uint8_t*>(p);
-    m.staging_cap = m.params_bytes * 2;
+    m.staging_cap = bytes;
+    ++m.allocations;
   }
   std::memcpy(m.staging, m.plan.samples.data(), m.plan.samples.size() * sizeof(SamplePlan));
   std::memcpy(m.staging + m.lut_at, m.plan.lut, kLutFloats * sizeof(float));
   std::memcpy(m.staging + m.coef_at, m.plan.coef.data(), m.plan.coef.size() * sizeof(int32_t));
-  grow_device(&m.d_params, &m.d_params_cap, m.params_bytes);
-  grow_device(&m.d_scratch, &m.d_scratch_cap, std::max<size_t>(m.plan.scratch_bytes, 1));
+  m.allocations += grow_device(&m.d_params, &m.d_params_cap, m.params_bytes);
+  m.allocations += grow_device(&m.d_scratch, &m.d_scratch_cap, std::max<size_t>(m.plan.scratch_bytes, 1));
   m.planned = true;
   return m.plan;
 }
@@ -179,7 +184,7 @@ const BatchPlan& BatchResize::Setup(const std::vector<SampleSpec>& specs, const 
 void BatchResize::Run(CUstream_st* stream, const uint8_t* host_input, void* d_out) {
   Impl& m = *impl_;
   if (!m.planned) fail("cuda BatchResize: Run() before Setup()");
-  grow_device(&m.d_input, &m.d_input_cap, std::max<size_t>(m.plan.input_bytes, 1));
+  m.allocations += grow_device(&m.d_input, &m.d_input_cap, std::max<size_t>(m.plan.input_bytes, 1));
   check(cudaStreamWaitEvent(stream, m.done, 0), "cudaStreamWaitEvent");
   check(cudaMemcpyAsync(m.d_input, host_input, m.plan.input_bytes, cudaMemcpyHostToDevice, stream),
         "upload of the input batch");
@@ -193,6 +198,7 @@ void BatchResize::RunDevice(CUstream_st* stream, const uint8_t* d_input, void* d
 }
 
 bool BatchResize::input_released() const { return cudaEventQuery(impl_->uploaded) == cudaSuccess; }
+size_t BatchResize::allocations() const { return impl_->allocations; }
 void BatchResize::Synchronize() const { check(cudaEventSynchronize(impl_->done), "cudaEventSynchronize"); }
 const BatchPlan& BatchResize::plan() const { return impl_->plan; }
 
@@ -206,9 +212,10 @@ uint8_t* PinnedBuffer::reserve(size_t bytes) {
   data_ = nullptr;
   cap_ = 0;
   void* p = nullptr;
-  check(cudaHostAlloc(&p, bytes, cudaHostAllocDefault), "cudaHostAlloc");
+  const size_t cap = grown_capacity(bytes);
+  check(cudaHostAlloc(&p, cap, cudaHostAllocDefault), "cudaHostAlloc");
   data_ = static_cast<uint8_t*>(p);
-  cap_ = bytes;
+  cap_ = cap;
   return data_;
 }
 

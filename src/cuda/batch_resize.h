@@ -40,6 +40,7 @@ class BatchResize {
   void RunDevice(CUstream_st* stream, const uint8_t* d_input, void* d_out);
 
   bool input_released() const;  // the host input of the last Run has been copied
+  size_t allocations() const;   // device/pinned buffer growths so far (steady-state batches add none)
   void Synchronize() const;     // waits for the last Run to complete
   const BatchPlan& plan() const;
 

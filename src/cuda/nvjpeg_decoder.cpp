@@ -120,13 +120,23 @@ class Decoder final : public NvjpegDecoder {
   }
 
   void decode_batch(CUstream_st* stream, const std::vector<std::span<const uint8_t>>& jpegs, uint8_t* d_out,
-                    const std::vector<uint64_t>& offsets) override {
+                    const std::vector<uint64_t>& offsets, const std::vector<JpegInfo>* expected) override {
     if (offsets.size() != jpegs.size()) fail("nvjpeg: ", jpegs.size(), " images but ", offsets.size(), " offsets");
+    if (expected && expected->size() != jpegs.size())
+      fail("nvjpeg: ", jpegs.size(), " images but ", expected->size(), " expected sizes");
     std::vector<nvjpegImage_t> dst(jpegs.size());
     std::vector<const unsigned char*> data(jpegs.size());
     std::vector<size_t> lens(jpegs.size());
     for (size_t i = 0; i < jpegs.size(); ++i) {
-      const JpegInfo in = info(jpegs[i]);
+      JpegInfo in;
+      try {
+        in = info(jpegs[i]);
+      } catch (const Error& e) {
+        throw JpegError(i, e.what());
+      }
+      if (expected && (in.width != (*expected)[i].width || in.height != (*expected)[i].height))
+        throw JpegError(i, str("nvjpeg: the image is ", in.width, "x", in.height, " to nvJPEG but ",
+                               (*expected)[i].width, "x", (*expected)[i].height, " to the loader's header parse"));
       dst[i] = nvjpegImage_t{};
       dst[i].channel[0] = d_out + offsets[i];
       dst[i].pitch[0] = static_cast<size_t>(in.width) * 3;
@@ -147,7 +157,7 @@ class Decoder final : public NvjpegDecoder {
       fail("nvjpeg: cannot create the hybrid decoder");
     for (size_t i = 0; i < jpegs.size(); ++i)
       if (api_->Decode(hybrid_.h, hybrid_.s, data[i], lens[i], kOutputRGBI, &dst[i], stream) != 0)
-        fail("nvjpeg: decode of sample ", i, " failed (corrupt or unsupported JPEG)");
+        throw JpegError(i, "nvjpeg: decode failed (corrupt or unsupported JPEG)");
   }
 
   const char* backend() const override { return hw_.h ? "hardware" : "hybrid"; }

@@ -5,7 +5,7 @@
 // decode_batch() writes each image as uint8 RGB HWC (width*height*3 bytes) at offsets[i] of a device
 // buffer, i.e. exactly the packed layout BatchResize::RunDevice() consumes. It prefers nvJPEG's hardware
 // decoder (A100/H100/H200 have one) and falls back to the hybrid CUDA decoder per image.
-// Bad JPEG bytes throw bt::Error naming the sample index. One decoder per thread (nvJPEG states are not
+// Bad JPEG bytes throw JpegError: a bt::Error carrying the failing image's index in the batch. One decoder per thread (nvJPEG states are not
 // shared); output is stream-ordered on `stream`. Note: nvJPEG's IDCT/upsampling is not
 // libjpeg-turbo's, so GPU-decoded pixels may differ from the CPU path by a few levels.
 #pragma once
@@ -16,9 +16,18 @@
 #include <string>
 #include <vector>
 
+#include "common/error.h"
+
 struct CUstream_st;
 
 namespace bt::cuda {
+
+// An image of a decode_batch() nvJPEG refused; `index` is its position in `jpegs`.
+class JpegError : public Error {
+ public:
+  JpegError(size_t i, const std::string& what) : Error(what), index(i) {}
+  size_t index;
+};
 
 struct JpegInfo {
   int width = 0, height = 0, components = 0;
@@ -31,8 +40,11 @@ class NvjpegDecoder {
   virtual ~NvjpegDecoder() = default;
 
   virtual JpegInfo info(std::span<const uint8_t> jpeg) = 0;  // header only; throws bt::Error when bad
+  // expected (optional, [jpegs]): the sizes the caller sized d_out for (from its own header parse); an image
+  // nvJPEG sees at another size throws instead of writing past its region.
   virtual void decode_batch(CUstream_st* stream, const std::vector<std::span<const uint8_t>>& jpegs,
-                            uint8_t* d_out, const std::vector<uint64_t>& offsets) = 0;
+                            uint8_t* d_out, const std::vector<uint64_t>& offsets,
+                            const std::vector<JpegInfo>* expected = nullptr) = 0;
   virtual const char* backend() const = 0;  // "hardware" or "hybrid"
 };
 

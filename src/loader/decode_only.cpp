@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "media/decode.h"
+#include "media/jpeg_frame.h"
 #include "media/plan.h"
 
 namespace bt::loader {
@@ -19,13 +20,56 @@ void copy_rect(const media::ImageU8& img, int left, int top, int w, int h, Align
   for (int y = 0; y < h; ++y) std::memcpy(out.data() + row * y, img.row(top + y) + static_cast<size_t>(left) * 3, row);
 }
 
+bool subsampling_supported(const media::JpegFrame& f) {
+  const media::JpegComponent& y = f.components[0];
+  for (int c = 1; c < 3; ++c)
+    if (f.components[c].h != 1 || f.components[c].v != 1) return false;
+  return (y.h == 1 || y.h == 2) && (y.v == 1 || y.v == 2);  // 4:4:4, 4:2:2, 4:4:0, 4:2:0
+}
+
+bool names_rgb(const media::JpegFrame& f) {  // libjpeg reads component ids 'R','G','B' as RGB, not YCbCr
+  return f.components[0].id == 'R' && f.components[1].id == 'G' && f.components[2].id == 'B';
+}
+
+// The JPEG's bytes as they are, with a full-scale plan: the device decodes and resamples the whole image.
+void ship_encoded(std::span<const uint8_t> encoded, const media::TransformSpec& spec, uint64_t sample_seed,
+                  DecodedSample& m, AlignedBuffer<uint8_t>& out) {
+  media::TransformSpec full = spec;
+  full.dct_scaling = false;
+  m.plan = media::plan_transform(media::probe_image(encoded, spec.max_image_pixels), full, sample_seed);
+  m.encoded = true;
+  m.encoded_bytes = encoded.size();
+  m.width = m.plan.dec_w;
+  m.height = m.plan.dec_h;
+  out.resize(encoded.size());
+  std::memcpy(out.data(), encoded.data(), encoded.size());
+}
+
 }  // namespace
 
+bool device_decodable_jpeg(std::span<const uint8_t> encoded) {
+  if (media::sniff_format(encoded) != media::ImageFormat::kJpeg) return false;
+  media::JpegFrame f;
+  try {
+    f = media::read_jpeg_frame(encoded);
+  } catch (const Error&) {
+    return false;
+  }
+  return (f.sof == 0 || f.sof == 1) && f.precision == 8 && f.num_components == 3 && f.width > 0 &&
+         f.height > 0 && f.ends_with_eoi && f.adobe_transform != 0 && f.adobe_transform != 2 && !names_rgb(f) &&
+         subsampling_supported(f);
+}
+
 void decode_for_device(std::span<const uint8_t> encoded, const media::TransformSpec& spec, uint64_t sample_seed,
-                       media::ImageU8& img, DecodedSample& m, AlignedBuffer<uint8_t>& out,
+                       bool ship_device_jpegs, media::ImageU8& img, DecodedSample& m, AlignedBuffer<uint8_t>& out,
                        media::TransformTiming* timing) {
   const auto t0 = Clock::now();
   m = DecodedSample{};
+  if (ship_device_jpegs && device_decodable_jpeg(encoded)) {
+    ship_encoded(encoded, spec, sample_seed, m, out);
+    if (timing) timing->decode_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    return;
+  }
   m.plan = media::plan_transform(media::probe_image(encoded, spec.max_image_pixels), spec, sample_seed);
   media::decode_rgb8(encoded, spec.max_image_pixels, img, m.plan.scale_num);
   media::check_decoded_size(m.plan, img.width, img.height);

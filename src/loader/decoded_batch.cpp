@@ -21,7 +21,7 @@ void pack_decoded(DecodedBatch& d) {
     if (!d.staging[i].empty()) std::memcpy(d.packed.data() + d.samples[i].offset, d.staging[i].data(), d.staging[i].size());
 }
 
-void SampleTransform::decode_only(std::span<const uint8_t>, const media::TransformSpec&, uint64_t, DecodedSample&,
+void SampleTransform::decode_only(std::span<const uint8_t>, const media::TransformSpec&, uint64_t, bool, DecodedSample&,
                                   AlignedBuffer<uint8_t>&, media::TransformTiming*) {
   fail("loader: this sample transform has no decode-only mode (LoaderOptions::output_decoded)");
 }

@@ -236,7 +236,7 @@ bool Loader::try_sample(Worker& w, size_t row, uint8_t* u8, float* f32, BatchTim
     media::TransformTiming tt;
     const uint64_t seed = sample_seed(opt_.sampler.seed, epoch_, row);
     if (decoded_into) {
-      w.tf->decode_only(w.bytes, opt_.transform, seed, decoded_into->decoded.samples[j],
+      w.tf->decode_only(w.bytes, opt_.transform, seed, opt_.ship_device_jpegs, decoded_into->decoded.samples[j],
                         decoded_into->decoded.staging[j], &tt);
       t.decode_s += tt.decode_s;
       t.transform_s += tt.transform_s;

@@ -50,6 +50,9 @@ struct LoaderOptions {
   // Decode-only (for the GPU media pipeline): Batch::decoded gets the DCT-scaled decoded images and their crop
   // geometry (loader/decoded_batch.h) instead of pixels; output_float / output_u8 are ignored, no cache.
   bool output_decoded = false;
+  // With output_decoded, encoded mode (--media_decode gpu): JPEGs a device decoder can take (loader/decode_only.h's
+  // device_decodable_jpeg) are shipped compressed (DecodedSample::encoded) for nvJPEG; other images decode here.
+  bool ship_device_jpegs = false;
   OnBadSample on_bad_sample = OnBadSample::kError;
   size_t decoded_cache_mb = 512;
   SamplerOptions sampler;  // seed, shuffle, rank/world_size, drop_last, dedupe (batch_size is set from above)

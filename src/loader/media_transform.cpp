@@ -18,8 +18,9 @@ class MediaTransform final : public SampleTransform {
     media::normalize_hwc_to_chw(hwc, spec, chw);
   }
   void decode_only(std::span<const uint8_t> encoded, const media::TransformSpec& spec, uint64_t seed,
-                   DecodedSample& meta, AlignedBuffer<uint8_t>& out, media::TransformTiming* timing) override {
-    decode_for_device(encoded, spec, seed, decoded_, meta, out, timing);
+                   bool ship_device_jpegs, DecodedSample& meta, AlignedBuffer<uint8_t>& out,
+                   media::TransformTiming* timing) override {
+    decode_for_device(encoded, spec, seed, ship_device_jpegs, decoded_, meta, out, timing);
   }
 
  private:

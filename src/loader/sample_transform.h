@@ -23,8 +23,10 @@ class SampleTransform {
   virtual void normalize(const uint8_t* hwc, const media::TransformSpec& spec, float* chw) = 0;
   // Decode-only mode (LoaderOptions::output_decoded): fills `meta` (all but offset) and writes the pixels to
   // pack into `out` (loader/decode_only.h). The default throws bt::Error: not every transform supports it.
+  // ship_device_jpegs: encoded mode (LoaderOptions::ship_device_jpegs).
   virtual void decode_only(std::span<const uint8_t> encoded, const media::TransformSpec& spec, uint64_t sample_seed,
-                           DecodedSample& meta, AlignedBuffer<uint8_t>& out, media::TransformTiming* timing);
+                           bool ship_device_jpegs, DecodedSample& meta, AlignedBuffer<uint8_t>& out,
+                           media::TransformTiming* timing);
 };
 
 using TransformFactory = std::function<std::unique_ptr<SampleTransform>()>;

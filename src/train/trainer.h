@@ -56,6 +56,9 @@ struct TrainOptions {
   int image_size = 0;  // 0: the model config's vision image_size
   bool dedupe_images_in_batch = true;
   bool use_media_pipeline = false;
+  // With use_media_pipeline: auto (nvJPEG's hardware decoder when present) | gpu (nvJPEG) | cpu (the loader's
+  // DCT-scaled decode). Device-decoded JPEGs are resized from full resolution (nvJPEG has no DCT scaling).
+  std::string media_decode = "auto";
   std::string train_transform = "eval";  // eval (the reference example: resize + center crop) | train (random)
   std::string on_bad_sample = "error";
   uint64_t max_image_bytes = data::kDefaultMaxImageBytes;  // larger image files / tar members are bad samples

@@ -121,7 +121,7 @@ TEST(TransformPlan, CpuTransformDecodeOnlyAndCudaSetupFollowOnePlan) {
           media::ImageU8 img;
           loader::DecodedSample m;
           AlignedBuffer<uint8_t> packed;
-          loader::decode_for_device(bytes, spec, seed, img, m, packed, nullptr);
+          loader::decode_for_device(bytes, spec, seed, false, img, m, packed, nullptr);
           expect_same(m.plan, plan);
           cropped += m.cropped;
 

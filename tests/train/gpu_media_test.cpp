@@ -1,6 +1,8 @@
 // train::GpuMediaPipeline. Everywhere: the stub / no-device error is the one-line message the CLI shows. With a
 // CUDA build and a GPU: decode-only batches through the pipeline equal the CPU reference of the kernel (which
-// decoded_loader_test.cpp ties to the CPU loader) bit for bit, fp32 and bf16, with take() on another stream.
+// decoded_loader_test.cpp ties to the CPU loader) bit for bit, fp32 and bf16, with take() on another stream; and
+// with nvJPEG (--media_decode gpu) the pixels match the CPU loader without DCT scaling within the stated
+// tolerance, and a second epoch allocates no device or pinned buffer.
 #include <gtest/gtest.h>
 #include <turbojpeg.h>
 
@@ -12,6 +14,7 @@
 #include "cuda/resize_ref.h"
 #include "loader/loader.h"
 #include "train/torch/gpu_media.h"
+#include "train/trainer.h"
 
 namespace bt {
 namespace {
@@ -59,6 +62,34 @@ TEST(GpuMedia, ErrorWithoutCudaNamesTheFlag) {
   }
 }
 
+// --media_decode: the one decision (GpuMediaPipeline::decode_jpegs_on_device) and the trainer's checks.
+TEST(GpuMedia, MediaDecodeModes) {
+  EXPECT_FALSE(train::GpuMediaPipeline::decode_jpegs_on_device("cpu"));
+  auto error_of = [](auto f) -> std::string {
+    try {
+      f();
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(error_of([] { train::GpuMediaPipeline::decode_jpegs_on_device("fast"); })
+                .find("--media_decode must be auto, gpu or cpu (got 'fast')"),
+            std::string::npos);
+  std::string why;
+  if (!train::GpuMediaPipeline::available(&why)) {  // auto quietly means the CPU; gpu names what is missing
+    EXPECT_FALSE(train::GpuMediaPipeline::decode_jpegs_on_device("auto"));
+    EXPECT_NE(error_of([] { train::GpuMediaPipeline::decode_jpegs_on_device("gpu"); }).find("--use_media_pipeline needs"),
+              std::string::npos);
+  }
+  train::TrainOptions o;
+  o.media_decode = "gpu";  // without --use_media_pipeline the CPU loader decodes everything: refused up front
+  EXPECT_NE(error_of([&] { train::run_train(o); }).find("--media_decode gpu needs --use_media_pipeline"),
+            std::string::npos);
+  o.media_decode = "nvjpeg";
+  EXPECT_NE(error_of([&] { train::run_train(o); }).find("--media_decode must be auto, gpu or cpu"), std::string::npos);
+}
+
 TEST(GpuMedia, MatchesCpuReferenceBitForBit) {
   std::string why;
   if (!train::GpuMediaPipeline::available(&why)) GTEST_SKIP() << "no CUDA pipeline: " << why;
@@ -82,7 +113,7 @@ TEST(GpuMedia, MatchesCpuReferenceBitForBit) {
                                     bf16 ? cuda::OutputType::kBFloat16 : cuda::OutputType::kFloat32);
         want.emplace_back(plan.output_bytes());
         cuda::reference_run(plan, b->decoded.packed.data(), want.back().data());
-        p.submit(*b);  // the host batch goes back to the loader right after
+        p.submit(std::move(b));  // the pipeline hands the batch back once the device has read it
       }
       ASSERT_EQ(p.in_flight(), want.size());
       for (auto& w : want) {
@@ -94,6 +125,63 @@ TEST(GpuMedia, MatchesCpuReferenceBitForBit) {
       }
       EXPECT_THROW(p.take(), Error);
     }
+}
+
+// nvJPEG's IDCT and chroma upsampling are not libjpeg-turbo's, so device-decoded pixels differ slightly; after
+// the antialiased resize the stated tolerance is: mean |difference| <= 1.5 levels of 255, every pixel <= 32.
+TEST(GpuMedia, NvjpegDecodeMatchesTheCpuLoaderWithinTolerance) {
+  std::string why;
+  if (!train::GpuMediaPipeline::available(&why)) GTEST_SKIP() << "no CUDA pipeline: " << why;
+  try {
+    train::GpuMediaPipeline::decode_jpegs_on_device("gpu");
+  } catch (const Error& e) {
+    GTEST_SKIP() << e.what();
+  }
+  auto ds = std::make_shared<Set>();
+  for (auto mode : {media::TransformMode::kEval, media::TransformMode::kTrain}) {
+    loader::LoaderOptions o;
+    o.num_workers = 2;
+    o.batch_size = 4;
+    o.transform.image_size = 64;
+    o.transform.mode = mode;
+    o.transform.dct_scaling = false;  // the CPU side's geometry for device-decoded JPEGs
+    o.sampler.shuffle = false;        // the same batches each epoch: epoch 2 must reuse epoch 1's buffers
+    loader::Loader cpu(ds, o);
+    o.output_decoded = o.ship_device_jpegs = true;
+    o.transform.dct_scaling = true;   // ignored for shipped JPEGs
+    loader::Loader enc(ds, o);
+    train::GpuMediaOptions po{64, false, torch::Device(torch::kCUDA, 0)};
+    po.decode_jpegs = true;
+    train::GpuMediaPipeline p(po);
+    size_t allocations_after_warmup = 0;  // every slot of the pipeline has been used once after two epochs
+    for (uint64_t epoch : {0u, 1u, 2u}) {
+      cpu.start_epoch(epoch);
+      enc.start_epoch(epoch);
+      double sum = 0, worst = 0;
+      size_t n = 0, shipped = 0;
+      while (auto b = enc.next()) {
+        auto want = cpu.next();
+        ASSERT_TRUE(want);
+        for (const auto& s : b->decoded.samples) shipped += s.encoded;
+        p.submit(std::move(b));
+        torch::Tensor got = p.take().cpu().contiguous();
+        const float* g = got.data_ptr<float>();
+        for (size_t k = 0; k < want->pixels.size(); ++k) {
+          const size_t c = (k / (64 * 64)) % 3;
+          const double levels = std::abs(g[k] - want->pixels[k]) * o.transform.std[c] * 255.0;
+          sum += levels;
+          worst = std::max(worst, levels);
+          ++n;
+        }
+      }
+      EXPECT_GT(shipped, 0u);
+      EXPECT_LE(sum / static_cast<double>(n), 1.5) << "epoch " << epoch;
+      EXPECT_LE(worst, 32.0) << "epoch " << epoch;
+      if (epoch == 1) allocations_after_warmup = p.device_allocations();
+    }
+    EXPECT_GT(allocations_after_warmup, 0u);
+    EXPECT_EQ(p.device_allocations(), allocations_after_warmup) << "a steady-state batch allocated";
+  }
 }
 
 }  // namespace

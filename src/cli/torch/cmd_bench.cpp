@@ -26,6 +26,7 @@ struct BenchArgs {
   int batch = 16, steps = 30, warmup = 5, image_size = 0, synth_n = 512, synth_max_width = 800;
   int decoded_cache_mb = 0, torch_threads = 0, repeats = 3;
   bool bf16 = false, media_pipeline_on = false;
+  std::string media_decode = "auto";
   HubFlags hub;
 };
 
@@ -105,6 +106,7 @@ train::TrainOptions base_options(const BenchArgs& a, const std::string& data, in
   base.bf16 = a.bf16;
   base.torch_threads = threads;
   base.decoded_cache_mb = a.decoded_cache_mb;
+  base.media_decode = a.media_decode;
   base.logging_steps = a.steps;
   base.learning_rate = 1e-4;
   base.save_final_model = false;
@@ -203,6 +205,7 @@ void setup(CLI::App& app) {
   app.add_option("--device", a->device, "cpu|cuda")->capture_default_str();
   app.add_flag("--bf16", a->bf16);
   app.add_flag("--use_media_pipeline", a->media_pipeline_on, "Also measure the GPU media pipeline (GPU only)");
+  app.add_option("--media_decode", a->media_decode, "The media pipeline's JPEG decode: auto|gpu (nvJPEG)|cpu")->capture_default_str();
   app.add_option("--decoded_cache_mb", a->decoded_cache_mb, "0: decode every image every time (real JPEG loading)")->capture_default_str();
   app.add_option("--torch_threads", a->torch_threads, "0: the cores the largest worker count leaves free")->capture_default_str();
   app.add_option("--repeats", a->repeats, "Interleaved repetitions per configuration (median reported)")->capture_default_str();

@@ -142,6 +142,9 @@ void add_pipeline_and_runtime_flags(CLI::App& app, TrainFlags& f) {
   app.add_option("--image_size", o->image_size, "0: the model's vision image_size")->capture_default_str();
   app.add_option("--dedupe_images_in_batch", o->dedupe_images_in_batch, "true|false: keep repeated images out of one batch")->capture_default_str();
   app.add_flag("--use_media_pipeline", o->use_media_pipeline, "Decode/resize on the GPU (CUDA builds, --device cuda)");
+  app.add_option("--media_decode", o->media_decode,
+                 "With --use_media_pipeline: auto (nvJPEG's hardware decoder when present) | gpu (nvJPEG; "
+                 "progressive/CMYK/gray JPEGs and PNGs still decode on the CPU) | cpu")->capture_default_str();
   app.add_flag("--use_habana_media_pipeline,--mediapipe_dataloader", r->media_pipeline_where_possible,
                "The Gaudi examples' names of --use_media_pipeline: on where it can run, else one line and the CPU loader");
   app.add_option("--train_transform", o->train_transform, "eval (resize + center crop, as the reference) | train (random crop + flip)")->capture_default_str();

@@ -9,13 +9,18 @@
 #include <ATen/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDAGuard.h>
 
+#include <cuda_runtime.h>
+
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <mutex>
 #include <vector>
 
 #include "cuda/batch_resize.h"
+#include "cuda/decode_resize.h"
 #include "cuda/decoded_spec.h"
+#include "cuda/nvjpeg_decoder.h"
 #endif
 
 namespace bt::train {
@@ -23,23 +28,34 @@ namespace bt::train {
 #if defined(BT_HAVE_CUDA) && defined(BT_TORCH_CUDA)
 
 namespace {
-// One submission's resources: reused round-robin, so the pinned buffer and the plan live until its kernel ran.
+// One submission's resources, reused round-robin: the batch (its pinned bytes, its JPEGs) is held until the
+// slot's work completed, because the device copies from it asynchronously.
 struct Slot {
-  cuda::BatchResize resize;
-  cuda::PinnedBuffer pinned;
-  at::cuda::CUDAEvent done;  // recorded after the kernel: the slot may be refilled once it completed
-  std::vector<cuda::SampleSpec> specs;
-  std::vector<uint64_t> offsets;
+  explicit Slot(cuda::NvjpegDecoder* jpeg) : work(jpeg) {}
+  cuda::DecodeResize work;
+  cuda::DeviceLayout layout;
+  cuda::PinnedBuffer pinned;  // only for batches the loader did not pack into page-locked memory
+  loader::BatchPtr held;
 };
 struct Pending {
   torch::Tensor out;
   at::cuda::CUDAEvent ready;
 };
+
+bool is_page_locked(const void* p) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    cudaGetLastError();  // plain pageable memory on older runtimes: clear the error
+    return false;
+  }
+  return a.type == cudaMemoryTypeHost;
+}
 }  // namespace
 
 struct GpuMediaPipeline::Impl {
   GpuMediaOptions o;
   at::cuda::CUDAStream side;
+  std::unique_ptr<cuda::NvjpegDecoder> jpeg;
   std::vector<std::unique_ptr<Slot>> slots;
   size_t next_slot = 0;
   mutable std::mutex mu;  // guards pending (submit and take may run on different threads)
@@ -57,19 +73,23 @@ GpuMediaPipeline::GpuMediaPipeline(GpuMediaOptions o) {
   if (!o.device.has_index()) o.device = torch::Device(torch::kCUDA, 0);
   c10::cuda::CUDAGuard guard(o.device.index());
   impl_ = std::make_unique<Impl>(o);
-  for (int i = 0; i <= o.max_in_flight; ++i) impl_->slots.push_back(std::make_unique<Slot>());
+  if (o.decode_jpegs && !(impl_->jpeg = cuda::NvjpegDecoder::create(&why)))
+    fail("--media_decode gpu: nvJPEG is unavailable (", why, "); use --media_decode cpu");
+  for (int i = 0; i <= o.max_in_flight; ++i) impl_->slots.push_back(std::make_unique<Slot>(impl_->jpeg.get()));
 }
 
 GpuMediaPipeline::~GpuMediaPipeline() {
   if (!impl_) return;
   try {
-    impl_->side.synchronize();  // kernels still reading pinned buffers / writing outputs
+    impl_->side.synchronize();  // kernels still reading held batches / writing outputs
   } catch (...) {
   }
 }
 
-void GpuMediaPipeline::submit(const loader::Batch& b) {
+void GpuMediaPipeline::submit(loader::BatchPtr batch) {
   Impl& m = *impl_;
+  if (!batch) fail("GpuMediaPipeline::submit: no batch");
+  const loader::Batch& b = *batch;
   const loader::DecodedBatch& d = b.decoded;
   if (b.size < 1 || d.samples.size() != static_cast<size_t>(b.size))
     fail("--use_media_pipeline: batch ", b.index, " has no decoded images (the loader must run with output_decoded)");
@@ -84,12 +104,14 @@ void GpuMediaPipeline::submit(const loader::Batch& b) {
   c10::cuda::CUDAGuard guard(m.o.device.index());
   Slot& s = *m.slots[m.next_slot];
   m.next_slot = (m.next_slot + 1) % m.slots.size();
-  s.done.synchronize();  // its last kernel (a batch already taken) no longer reads the pinned buffer
-  cuda::specs_of(d.samples, s.specs, s.offsets);
-  const cuda::OutputType type = m.o.bf16 ? cuda::OutputType::kBFloat16 : cuda::OutputType::kFloat32;
-  s.resize.Setup(s.specs, s.offsets, d.bytes, m.o.image_size, type, m.o.mean.data(), m.o.std.data());
-  uint8_t* host = s.pinned.reserve(std::max<size_t>(d.bytes, 1));
-  std::memcpy(host, d.packed.data(), d.bytes);
+  s.work.Synchronize();  // its last batch (already taken) is no longer read by the device
+  s.held.reset();        // ... so it goes back to the loader
+  cuda::layout_of(d.samples, s.layout);
+  const uint8_t* host = d.packed.data();
+  if (d.bytes && !is_page_locked(host)) {  // an asynchronous copy needs page-locked memory
+    std::memcpy(s.pinned.reserve(d.bytes), host, d.bytes);
+    host = s.pinned.data();
+  }
   Pending p;
   {
     // Allocated on the side stream: the caching allocator ties the block to it; take() records the consumer's.
@@ -97,10 +119,17 @@ void GpuMediaPipeline::submit(const loader::Batch& b) {
     const int64_t S = m.o.image_size;
     p.out = torch::empty({b.size, 3, S, S},
                          torch::TensorOptions().device(m.o.device).dtype(m.o.bf16 ? torch::kBFloat16 : torch::kFloat32));
-    s.resize.Run(m.side.stream(), host, p.out.data_ptr());
+    const cuda::OutputType type = m.o.bf16 ? cuda::OutputType::kBFloat16 : cuda::OutputType::kFloat32;
+    try {
+      s.work.Run(m.side.stream(), s.layout, host, m.o.image_size, type, m.o.mean.data(), m.o.std.data(),
+                 p.out.data_ptr());
+    } catch (const cuda::JpegError& e) {
+      fail(b.image_keys.at(e.index), ": nvJPEG cannot decode this JPEG (", e.what(),
+           "); --media_decode cpu decodes it on the CPU, where --on_bad_sample skip applies");
+    }
     p.ready.record(m.side);
-    s.done.record(m.side);
   }
+  s.held = std::move(batch);
   std::lock_guard lk(m.mu);
   m.pending.push_back(std::move(p));
 }
@@ -124,6 +153,28 @@ torch::Tensor GpuMediaPipeline::take() {
 size_t GpuMediaPipeline::in_flight() const {
   std::lock_guard lk(impl_->mu);
   return impl_->pending.size();
+}
+
+size_t GpuMediaPipeline::device_allocations() const {
+  size_t n = 0;
+  for (const auto& s : impl_->slots) n += s->work.device_allocations();
+  return n;
+}
+
+bool GpuMediaPipeline::decode_jpegs_on_device(const std::string& mode) {
+  if (mode == "cpu") return false;
+  if (mode != "auto" && mode != "gpu") fail("--media_decode must be auto, gpu or cpu (got '", mode, "')");
+  std::string why;
+  auto jpeg = cuda::NvjpegDecoder::create(&why);
+  if (mode == "gpu") {
+    if (!jpeg) fail("--media_decode gpu: nvJPEG is unavailable (", why, "); use --media_decode cpu");
+    return true;
+  }
+  if (jpeg && std::string(jpeg->backend()) == "hardware") return true;
+  std::fprintf(stderr, "--media_decode auto: JPEGs are decoded on the CPU (%s)\n",
+               jpeg ? "nvJPEG has no hardware decoder on this GPU; --media_decode gpu uses its CUDA decoder"
+                    : why.c_str());
+  return false;
 }
 
 bool GpuMediaPipeline::available(std::string* why) {
@@ -154,9 +205,15 @@ namespace {
 
 GpuMediaPipeline::GpuMediaPipeline(GpuMediaOptions) { no_cuda(); }
 GpuMediaPipeline::~GpuMediaPipeline() = default;
-void GpuMediaPipeline::submit(const loader::Batch&) { no_cuda(); }
+void GpuMediaPipeline::submit(loader::BatchPtr) { no_cuda(); }
 torch::Tensor GpuMediaPipeline::take() { no_cuda(); }
 size_t GpuMediaPipeline::in_flight() const { return 0; }
+size_t GpuMediaPipeline::device_allocations() const { return 0; }
+bool GpuMediaPipeline::decode_jpegs_on_device(const std::string& mode) {
+  if (mode == "cpu" || mode == "auto") return false;
+  if (mode != "gpu") fail("--media_decode must be auto, gpu or cpu (got '", mode, "')");
+  no_cuda();
+}
 bool GpuMediaPipeline::available(std::string* why) {
   if (why) *why = "this build of bridgetune has no CUDA media pipeline";
   return false;
@@ -171,6 +228,7 @@ namespace {
 GpuMediaOptions normalised_as(GpuMediaOptions o, const loader::Loader& l) {
   o.mean = l.options().transform.mean;
   o.std = l.options().transform.std;
+  o.decode_jpegs = l.options().ship_device_jpegs;
   return o;
 }
 }  // namespace
@@ -213,7 +271,7 @@ bool GpuMediaSource::submit_one(double* wait_s) {
   m.size = b->size;
   m.image_keys = b->image_keys;
   upload_captions(m, b->captions, tok_, max_len_, device_);
-  pipe_.submit(*b);  // copies the images out: the host batch goes back to the loader here
+  pipe_.submit(std::move(b));  // the pipeline hands the batch back to the loader once the device has read it
   queued_.push_back(std::move(m));
   return true;
 }

@@ -1,18 +1,22 @@
 // The GPU media pipeline (--use_media_pipeline): turns the loader's decode-only batches (loader/decoded_batch.h)
-// into the model's pixel_values on a CUDA device. submit() copies a batch's packed RGB8 images into pinned
-// memory and enqueues cuda::BatchResize (crop + antialiased bicubic + flip + normalise, bf16 or fp32 NCHW) on a
-// side stream from torch's pool, into a tensor from torch's caching allocator, then records an event; it does
-// not wait for the GPU, and the host batch may be released as soon as it returns. take() hands out the oldest
-// submitted batch's tensor after making the CALLER's current CUDA stream wait for that event (no host sync), so
-// the resize of step k+1 runs while step k computes. submit() and take() may be called from different threads
-// (one producer, one consumer); batches come out in submission order. The output equals the CPU loader's
-// pixels for the same rows (tests/loader/decoded_loader_test.cpp checks the math on the CPU reference).
+// into the model's pixel_values on a CUDA device. submit() takes the batch and enqueues cuda::DecodeResize on a
+// side stream from torch's pool -- one upload of the CPU-decoded images, nvJPEG for the encoded JPEGs
+// (--media_decode gpu), then crop + antialiased bicubic + flip + normalise (bf16 or fp32 NCHW) into a tensor from
+// torch's caching allocator -- and records an event; it does not wait for the GPU. It keeps the batch until its
+// work completed, then hands it back to the loader: when the loader packed it into page-locked memory
+// (pinned_allocator()) the device copies straight from it, else it is first copied into the slot's pinned
+// buffer. take() hands out the oldest submitted batch's tensor after making the CALLER's current CUDA stream wait
+// for that event (no host sync), so the work of step k+1 runs while step k computes. submit() and take() may be
+// called from different threads (one producer, one consumer); batches come out in submission order. The output
+// equals the CPU loader's pixels for the same rows for CPU-decoded images (tests/loader/decoded_loader_test.cpp
+// checks the math on the CPU reference); nvJPEG-decoded ones match the CPU loader without DCT scaling to within
+// nvJPEG's IDCT differences (tests/train/gpu_media_test.cpp states the tolerance).
 //
 // Compiled for real only with BT_HAVE_CUDA and a CUDA libtorch (BT_TORCH_CUDA); otherwise the constructor
 // throws bt::Error "--use_media_pipeline needs a CUDA build of bridgetune and a GPU".
 //
 //   GpuMediaPipeline p({image_size, bf16, device});
-//   p.submit(*decode_only_batch);            // e.g. as soon as the loader hands it out
+//   p.submit(loader.next());                 // e.g. as soon as the loader hands it out
 //   torch::Tensor pixels = p.take();         // right before the step that uses it
 #pragma once
 #include <torch/torch.h>
@@ -28,6 +32,10 @@
 #include "text/tokenizer.h"
 #include "train/torch/batch_provider.h"
 
+namespace bt {
+struct HostAllocator;  // common/host_buffer.h
+}
+
 namespace bt::train {
 
 struct GpuMediaOptions {
@@ -39,6 +47,7 @@ struct GpuMediaOptions {
   // GPU path normalises exactly as the CPU loader would (the model folder's mean/std, else CLIP's).
   std::array<float, 3> mean{media::kClipMean[0], media::kClipMean[1], media::kClipMean[2]};
   std::array<float, 3> std{media::kClipStd[0], media::kClipStd[1], media::kClipStd[2]};
+  bool decode_jpegs = false;  // batches carry encoded JPEGs (LoaderOptions::ship_device_jpegs): load nvJPEG
 };
 
 class GpuMediaPipeline {
@@ -48,15 +57,24 @@ class GpuMediaPipeline {
   GpuMediaPipeline(const GpuMediaPipeline&) = delete;
   GpuMediaPipeline& operator=(const GpuMediaPipeline&) = delete;
 
-  // The batch must come from a loader with LoaderOptions::output_decoded (else bt::Error).
-  void submit(const loader::Batch& batch);
+  // The batch must come from a loader with LoaderOptions::output_decoded (else bt::Error). An image nvJPEG cannot
+  // decode throws bt::Error naming its image key.
+  void submit(loader::BatchPtr batch);
   // [B, 3, S, S] on the device, ordered after its resize on the caller's current stream. Throws if nothing
   // was submitted.
   torch::Tensor take();
   size_t in_flight() const;
 
+  size_t device_allocations() const;  // buffer growths so far: steady-state batches add none
+
   // True when this build has the pipeline and a CUDA device is visible; otherwise *why says what is missing.
   static bool available(std::string* why = nullptr);
+  // --media_decode auto|gpu|cpu -> whether JPEGs are decoded on the device (LoaderOptions::ship_device_jpegs).
+  // The one place the mode is decided: gpu needs nvJPEG (else bt::Error naming the flag); auto takes nvJPEG only
+  // with its hardware decoder, else one line says why the CPU decodes; cpu never. Another value throws.
+  static bool decode_jpegs_on_device(const std::string& media_decode);
+  // Page-locked host memory for LoaderOptions::packed_allocator (nullptr in builds without the pipeline).
+  static const HostAllocator* pinned_allocator();
 
  private:
   struct Impl;

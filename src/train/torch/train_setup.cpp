@@ -53,6 +53,10 @@ void check_options(const TrainOptions& o) {
     fail("--train_transform must be eval or train (got '", o.train_transform, "')");
   if (o.on_bad_sample != "error" && o.on_bad_sample != "skip")
     fail("--on_bad_sample must be error or skip (got '", o.on_bad_sample, "')");
+  if (o.media_decode != "auto" && o.media_decode != "gpu" && o.media_decode != "cpu")
+    fail("--media_decode must be auto, gpu or cpu (got '", o.media_decode, "')");
+  if (o.media_decode == "gpu" && !o.use_media_pipeline)
+    fail("--media_decode gpu needs --use_media_pipeline (the CPU loader decodes every image itself)");
   parse_schedule_type(o.lr_scheduler_type);
   if (o.output_dir.empty()) fail("--output_dir must not be empty");
   if (o.world_size < 1 || o.rank < 0 || o.rank >= o.world_size)
@@ -62,14 +66,16 @@ void check_options(const TrainOptions& o) {
   if (!o.train_file.empty() && !o.train_shards.empty()) fail("give --train_file or --train_shards, not both");
 }
 
-// --use_media_pipeline needs a CUDA device, a CUDA build and real loader batches.
-void check_media_pipeline(const TrainOptions& o, const TrainHooks& hooks, const torch::Device& device) {
+// --use_media_pipeline needs a CUDA device, a CUDA build and real loader batches. Resolves --media_decode to gpu or
+// cpu (GpuMediaPipeline decides), which loader_options reads.
+void check_media_pipeline(TrainOptions& o, const TrainHooks& hooks, const torch::Device& device) {
   if (!o.use_media_pipeline) return;
   if (!device.is_cuda())
     fail("--use_media_pipeline needs --device cuda (the GPU media pipeline decodes and resizes on the device)");
   std::string why;
   if (!GpuMediaPipeline::available(&why)) fail("--use_media_pipeline needs a CUDA build of bridgetune and a GPU (", why, ")");
   if (hooks.in_memory_batches > 0) fail("--use_media_pipeline cannot be combined with in-memory batches");
+  o.media_decode = GpuMediaPipeline::decode_jpegs_on_device(o.media_decode) ? "gpu" : "cpu";
 }
 
 // A resumed run must keep the data order and the global batch: refuse a checkpoint made with other settings.
@@ -332,6 +338,7 @@ loader::LoaderOptions loader_options(const TrainOptions& o, const model::BridgeT
   lo.sampler.dedupe_images_in_batch = train && o.dedupe_images_in_batch;
   lo.sampler.batch_size = static_cast<size_t>(batch);
   lo.output_decoded = train && o.use_media_pipeline;  // the GPU resizes (GpuMediaSource): workers only decode
+  lo.ship_device_jpegs = lo.output_decoded && o.media_decode == "gpu";  // resolved by check_media_pipeline
   return lo;
 }
 

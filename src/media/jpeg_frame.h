@@ -1,0 +1,32 @@
+// A JPEG's coding parameters from its marker segments, read without decoding: which SOF process (baseline,
+// progressive, ...), sample precision, size, components and their sampling factors, the Adobe APP14 colour
+// transform, and whether the file ends with EOI. The loader's encoded mode (loader/decode_only.h) uses it to
+// decide which JPEGs a GPU decoder may take; libjpeg-turbo's header API does not report the SOF process.
+//
+// Contract: read_jpeg_frame() walks the segments from SOI up to the first SOFn (bounds-checked, never reads past
+// the span) and throws bt::Error (reason only) when the bytes are not a JPEG or a segment is malformed. Any bytes
+// are safe input (fuzz/media/fuzz_decode.cpp).
+#pragma once
+#include <cstdint>
+#include <span>
+
+namespace bt::media {
+
+struct JpegComponent {
+  int id = 0;
+  int h = 0, v = 0;  // sampling factors (1..4)
+};
+
+struct JpegFrame {
+  int sof = -1;        // SOFn marker minus 0xC0: 0 baseline, 1 extended sequential, 2 progressive, 3 lossless, 9+ arithmetic
+  int precision = 0;   // bits per sample (8 or 12)
+  int width = 0, height = 0;
+  int num_components = 0;
+  JpegComponent components[4];
+  int adobe_transform = -1;  // APP14 "Adobe" transform flag (0 none/RGB/CMYK, 1 YCbCr, 2 YCCK), -1 if absent
+  bool ends_with_eoi = false;  // FF D9 at the end (trailing zero padding allowed): the file is not cut short
+};
+
+JpegFrame read_jpeg_frame(std::span<const uint8_t> jpeg);
+
+}  // namespace bt::media
