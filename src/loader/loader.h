@@ -50,6 +50,11 @@ struct LoaderOptions {
   // Decode-only (for the GPU media pipeline): Batch::decoded gets the DCT-scaled decoded images and their crop
   // geometry (loader/decoded_batch.h) instead of pixels; output_float / output_u8 are ignored, no cache.
   bool output_decoded = false;
+  // Where decode-only batches are packed (DecodedBatch::packed); nullptr = std::aligned_alloc. The GPU media
+  // pipeline passes page-locked memory (cudaHostAlloc) so the device copies from it asynchronously with no
+  // extra host copy (keeping the BatchPtr until that copy is done). The allocator must outlive the Loader;
+  // it is called on the thread calling next() (packing grows a batch's buffer) and in ~Loader.
+  const HostAllocator* packed_allocator = nullptr;
   OnBadSample on_bad_sample = OnBadSample::kError;
   size_t decoded_cache_mb = 512;
   SamplerOptions sampler;  // seed, shuffle, rank/world_size, drop_last, dedupe (batch_size is set from above)
