@@ -1,6 +1,7 @@
 // The loader's "decode-only" output (LoaderOptions::output_decoded), for a device-side media pipeline:
 // each sample is decoded (JPEG at the DCT scale the CPU transform would pick) but not resized. Batch::decoded
-// holds all of a batch's RGB8 images packed into ONE 64-byte aligned host buffer (offsets table), plus the
+// holds all of a batch's RGB8 images packed into ONE 64-byte aligned host buffer (offsets table; its memory
+// comes from LoaderOptions::packed_allocator, e.g. page-locked for an asynchronous device copy), plus the
 // plan the CPU transform applies (media/plan.h: the eval center crop, or the train RandomResizedCrop rect and
 // flip drawn from the same per-sample seed). Feeding these through cuda::specs_of + cuda::make_plan reproduces
 // media::transform_to_u8 exactly. For train samples decoded at full scale only the crop rect's pixels are
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "common/aligned_buffer.h"
+#include "common/host_buffer.h"
 #include "media/plan.h"
 
 namespace bt::loader {
@@ -29,7 +31,7 @@ struct DecodedSample {
 
 struct DecodedBatch {
   std::vector<DecodedSample> samples;     // [B], in batch order
-  AlignedBuffer<uint8_t> packed;          // every sample's pixels, at samples[i].offset
+  HostBuffer packed;                      // every sample's pixels, at samples[i].offset
   size_t bytes = 0;                       // bytes of `packed` in use
   std::vector<AlignedBuffer<uint8_t>> staging;  // per-sample worker output before packing (reused)
 };

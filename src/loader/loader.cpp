@@ -14,10 +14,12 @@ namespace bt::loader {
 // mutex is only ever taken innermost, so returning a batch from any thread cannot deadlock.
 class BatchPool {
  public:
+  explicit BatchPool(const HostAllocator* packed_allocator) : packed_allocator_(packed_allocator) {}
   Batch* acquire() {
     std::lock_guard lock(mu_);
     if (free_.empty()) {
       owned_.push_back(std::make_unique<Batch>());
+      owned_.back()->decoded.packed.set_allocator(packed_allocator_);  // before its first growth
       return owned_.back().get();
     }
     Batch* b = free_.back();
@@ -30,6 +32,7 @@ class BatchPool {
   }
 
  private:
+  const HostAllocator* packed_allocator_;  // LoaderOptions::packed_allocator
   std::mutex mu_;
   std::vector<std::unique_ptr<Batch>> owned_;
   std::vector<Batch*> free_;
@@ -85,7 +88,7 @@ Loader::Loader(std::shared_ptr<const data::Dataset> dataset, LoaderOptions optio
       opt_(std::move(options)),
       sampler_(ds_ ? ds_->size() : 0, sampler_options(opt_),
                ds_ && opt_.sampler.dedupe_images_in_batch ? image_ids_of(*ds_) : std::vector<uint32_t>{}),
-      pool_(std::make_unique<BatchPool>()) {
+      pool_(std::make_unique<BatchPool>(opt_.packed_allocator)) {
   if (!ds_) fail("loader: no dataset");
   if (opt_.num_workers < 0) fail("--dataloader_num_workers must be >= 0 (got ", opt_.num_workers, ")");
   if (opt_.prefetch_batches < 1) fail("--prefetch_batches must be >= 1 (got ", opt_.prefetch_batches, ")");

@@ -53,6 +53,11 @@ struct LoaderOptions {
   // With output_decoded, encoded mode (--media_decode gpu): JPEGs a device decoder can take (loader/decode_only.h's
   // device_decodable_jpeg) are shipped compressed (DecodedSample::encoded) for nvJPEG; other images decode here.
   bool ship_device_jpegs = false;
+  // Where decode-only batches are packed (DecodedBatch::packed); nullptr = std::aligned_alloc. The GPU media
+  // pipeline passes page-locked memory (cudaHostAlloc) so the device copies from it asynchronously with no
+  // extra host copy (keeping the BatchPtr until that copy is done). The allocator must outlive the Loader;
+  // it is called on the thread calling next() (packing grows a batch's buffer) and in ~Loader.
+  const HostAllocator* packed_allocator = nullptr;
   OnBadSample on_bad_sample = OnBadSample::kError;
   size_t decoded_cache_mb = 512;
   SamplerOptions sampler;  // seed, shuffle, rank/world_size, drop_last, dedupe (batch_size is set from above)

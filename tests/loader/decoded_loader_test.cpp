@@ -1,17 +1,20 @@
 // The loader's decode-only mode (GPU media pipeline input) against the normal CPU loader: the same rows in
 // the same order, and the decoded images + geometry run through the kernel's CPU reference (cuda/resize_ref.h)
-// give the CPU transform's uint8 crops and normalised floats, eval and train, inline and with 2 workers.
+// give the CPU transform's uint8 crops and normalised floats, eval and train, inline and with 2 workers; and
+// LoaderOptions::packed_allocator: batches packed in the caller's memory, alike, without steady-state allocations.
 #include <gtest/gtest.h>
 #include <turbojpeg.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 #include "common/error.h"
 #include "cuda/decoded_spec.h"
 #include "cuda/resize_ref.h"
 #include "loader/loader.h"
+#include "../common/counting_allocator.h"
 
 namespace bt {
 namespace {
@@ -159,6 +162,67 @@ TEST(DecodedLoaderPack, CropOnlyUploadIsSmallerThanWholeImages) {
     }
   }
   EXPECT_LE(b->decoded.bytes, whole + 64 * b->decoded.samples.size());
+}
+
+// Same samples, geometry and pixels (padding between samples is uninitialised, so only the pixels compare).
+void expect_same_packing(const loader::DecodedBatch& a, const loader::DecodedBatch& b) {
+  ASSERT_EQ(a.bytes, b.bytes);
+  ASSERT_EQ(a.samples.size(), b.samples.size());
+  for (size_t i = 0; i < a.samples.size(); ++i) {
+    const loader::DecodedSample &x = a.samples[i], &y = b.samples[i];
+    ASSERT_TRUE(x.offset == y.offset && x.width == y.width && x.height == y.height && x.cropped == y.cropped) << i;
+    const size_t n = static_cast<size_t>(x.width) * x.height * 3;
+    ASSERT_EQ(std::memcmp(a.packed.data() + x.offset, b.packed.data() + y.offset, n), 0) << "sample " << i;
+  }
+}
+
+TEST(DecodedLoaderPack, PackedAllocatorHoldsEveryBatchWithTheDefaultsPixels) {
+  auto ds = std::make_shared<JpegSet>(23);
+  test::CountingAllocator counting;
+  size_t batches = 0;
+  {
+    auto o = options(2, media::TransformMode::kTrain, true);
+    loader::Loader plain(ds, o);
+    o.packed_allocator = counting.get();
+    loader::Loader pinned(ds, o);
+    for (uint64_t epoch : {0u, 1u}) {
+      plain.start_epoch(epoch);
+      pinned.start_epoch(epoch);
+      for (;;) {
+        auto a = plain.next();
+        auto b = pinned.next();
+        ASSERT_EQ(!a, !b);
+        if (!a) break;
+        ASSERT_TRUE(counting.owns(b->decoded.packed.data(), b->decoded.bytes))
+            << "epoch " << epoch << " batch " << b->index << " is not packed in the allocator's memory";
+        EXPECT_FALSE(counting.owns(a->decoded.packed.data(), 1));
+        expect_same_packing(a->decoded, b->decoded);
+        ++batches;
+      }
+    }
+    EXPECT_GT(counting.allocations(), 0u);
+  }
+  EXPECT_EQ(batches, 10u);
+  EXPECT_EQ(counting.releases(), counting.allocations()) << "the loader leaked packed buffers";
+}
+
+TEST(DecodedLoaderPack, PackedAllocatorIsNotCalledInTheSteadyState) {
+  auto ds = std::make_shared<JpegSet>(40);
+  test::CountingAllocator counting;
+  auto o = options(0, media::TransformMode::kTrain, true);  // inline: one batch recycled, a fixed sequence
+  o.packed_allocator = counting.get();
+  loader::Loader l(ds, o);
+  size_t warm = 0, batches = 0;
+  for (uint64_t epoch : {0u, 1u, 2u}) {
+    l.start_epoch(epoch);
+    while (auto b = l.next()) {
+      ++batches;
+      if (epoch == 1 && b->index == 1) warm = counting.allocations();
+    }
+  }
+  EXPECT_EQ(batches, 24u);
+  EXPECT_GE(warm, 1u) << "the packed buffers did not come from the allocator";
+  EXPECT_EQ(counting.allocations(), warm) << "steady-state batches allocated";
 }
 
 TEST(DecodedLoaderPack, BadSampleIsNamedAsInTheCpuPath) {
