@@ -74,6 +74,7 @@ int main(int argc, char** argv) try {
       o.decoded_cache_mb = 0;
       o.output_decoded = dec;
       o.ship_device_jpegs = ship;
+      if (on_gpu) o.packed_allocator = &cuda::pinned_host_allocator();  // packed where the device copies from
       o.sampler.shuffle = true;
       loader::Loader l(ds, o);
       struct Gpu {  // only built with a device (the CUDA objects need one)

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "common/error.h"
+#include "common/host_buffer.h"
 #include "cuda/batch_resize.h"
 #include "cuda/pixel_math.h"
 
@@ -65,13 +66,13 @@ __global__ void vertical_pass(const SamplePlan* samples, const int32_t* coef, co
   store<T>(out, base + 2 * plane, lut[512 + v[2]]);
 }
 
-// Returns whether it allocated.
+// Returns whether it allocated. Growth follows HostBuffer's rule (headroom), so steady-state batches reuse.
 bool grow_device(void** p, size_t* cap, size_t need) {
   if (need <= *cap) return false;
   if (*p) check(cudaFree(*p), "cudaFree");
   *p = nullptr;
   *cap = 0;
-  const size_t bytes = grown_capacity(need);
+  const size_t bytes = HostBuffer::grown_capacity(need);
   check(cudaMalloc(p, bytes), "cudaMalloc");
   *cap = bytes;
   return true;
@@ -166,7 +167,7 @@ const BatchPlan& BatchResize::Setup(const std::vector<SampleSpec>& specs, const 
     m.staging = nullptr;
     m.staging_cap = 0;
     void* p = nullptr;
-    const size_t bytes = grown_capacity(m.params_bytes);
+    const size_t bytes = HostBuffer::grown_capacity(m.params_bytes);
     check(cudaHostAlloc(&p, bytes, cudaHostAllocDefault), "cudaHostAlloc");
     m.staging = static_cast<uint8_t*>(p);
     m.staging_cap = bytes;
@@ -202,6 +203,15 @@ size_t BatchResize::allocations() const { return impl_->allocations; }
 void BatchResize::Synchronize() const { check(cudaEventSynchronize(impl_->done), "cudaEventSynchronize"); }
 const BatchPlan& BatchResize::plan() const { return impl_->plan; }
 
+const HostAllocator& pinned_host_allocator() {
+  static const HostAllocator a{[](size_t bytes, void*) -> void* {
+                                 void* p = nullptr;
+                                 return cudaHostAlloc(&p, bytes, cudaHostAllocDefault) == cudaSuccess ? p : nullptr;
+                               },
+                               [](void* p, void*) { cudaFreeHost(p); }, nullptr, "cudaHostAlloc"};
+  return a;
+}
+
 PinnedBuffer::~PinnedBuffer() {
   if (data_) cudaFreeHost(data_);
 }
@@ -212,7 +222,7 @@ uint8_t* PinnedBuffer::reserve(size_t bytes) {
   data_ = nullptr;
   cap_ = 0;
   void* p = nullptr;
-  const size_t cap = grown_capacity(bytes);
+  const size_t cap = HostBuffer::grown_capacity(bytes);
   check(cudaHostAlloc(&p, cap, cudaHostAllocDefault), "cudaHostAlloc");
   data_ = static_cast<uint8_t*>(p);
   cap_ = cap;

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "common/host_buffer.h"
 #include "cuda/resize_plan.h"
 
 struct CUstream_st;  // cudaStream_t without including the CUDA headers
@@ -48,6 +49,10 @@ class BatchResize {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// Page-locked host memory (cudaHostAlloc) as a HostAllocator: LoaderOptions::packed_allocator of the GPU media
+// pipeline, so the loader packs each batch where the device copies from asynchronously.
+const HostAllocator& pinned_host_allocator();
 
 // Page-locked host memory for the packed input batch (grows, never shrinks).
 class PinnedBuffer {

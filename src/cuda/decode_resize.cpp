@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include "common/error.h"
+#include "common/host_buffer.h"
 
 namespace bt::cuda {
 namespace {
@@ -28,7 +29,7 @@ void DecodeResize::Run(CUstream_st* stream, const DeviceLayout& l, const uint8_t
     if (d_input_) check(cudaFree(d_input_), "cudaFree");
     d_input_ = nullptr;
     d_input_cap_ = 0;
-    const size_t cap = grown_capacity(l.input_bytes);
+    const size_t cap = HostBuffer::grown_capacity(l.input_bytes);
     check(cudaMalloc(&d_input_, cap), "cudaMalloc of the input batch");
     d_input_cap_ = cap;
     ++allocations_;

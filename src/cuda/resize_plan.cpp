@@ -174,10 +174,4 @@ BatchPlan make_plan(const std::vector<SampleSpec>& specs, const std::vector<uint
   return p;
 }
 
-size_t grown_capacity(size_t need) {
-  constexpr size_t kMiB = size_t{1} << 20;
-  const size_t with_headroom = need + need / 4;
-  return (with_headroom + kMiB - 1) / kMiB * kMiB;
-}
-
 }  // namespace bt::cuda

@@ -83,10 +83,6 @@ BatchPlan make_plan(const std::vector<SampleSpec>& specs, const std::vector<uint
                     size_t input_bytes, int image_size, OutputType type, const float* mean = nullptr,
                     const float* std = nullptr);
 
-// The one growth rule of the media pipeline's device and pinned buffers: need plus a quarter, rounded up to 1 MiB,
-// so batches of slightly varying size stop allocating after the first few.
-size_t grown_capacity(size_t need);
-
 // The normalisation both sides use: (v / 255 - mean) / std in float.
 float normalize_level(int v, float mean, float std);
 

@@ -155,6 +155,8 @@ size_t GpuMediaPipeline::in_flight() const {
   return impl_->pending.size();
 }
 
+const HostAllocator* GpuMediaPipeline::pinned_allocator() { return &cuda::pinned_host_allocator(); }
+
 size_t GpuMediaPipeline::device_allocations() const {
   size_t n = 0;
   for (const auto& s : impl_->slots) n += s->work.device_allocations();
@@ -209,6 +211,7 @@ void GpuMediaPipeline::submit(loader::BatchPtr) { no_cuda(); }
 torch::Tensor GpuMediaPipeline::take() { no_cuda(); }
 size_t GpuMediaPipeline::in_flight() const { return 0; }
 size_t GpuMediaPipeline::device_allocations() const { return 0; }
+const HostAllocator* GpuMediaPipeline::pinned_allocator() { return nullptr; }
 bool GpuMediaPipeline::decode_jpegs_on_device(const std::string& mode) {
   if (mode == "cpu" || mode == "auto") return false;
   if (mode != "gpu") fail("--media_decode must be auto, gpu or cpu (got '", mode, "')");

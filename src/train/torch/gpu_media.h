@@ -32,10 +32,6 @@
 #include "text/tokenizer.h"
 #include "train/torch/batch_provider.h"
 
-namespace bt {
-struct HostAllocator;  // common/host_buffer.h
-}
-
 namespace bt::train {
 
 struct GpuMediaOptions {

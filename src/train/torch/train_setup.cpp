@@ -339,6 +339,7 @@ loader::LoaderOptions loader_options(const TrainOptions& o, const model::BridgeT
   lo.sampler.batch_size = static_cast<size_t>(batch);
   lo.output_decoded = train && o.use_media_pipeline;  // the GPU resizes (GpuMediaSource): workers only decode
   lo.ship_device_jpegs = lo.output_decoded && o.media_decode == "gpu";  // resolved by check_media_pipeline
+  if (lo.output_decoded) lo.packed_allocator = GpuMediaPipeline::pinned_allocator();  // no copy before the upload
   return lo;
 }
 
