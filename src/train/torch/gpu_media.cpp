@@ -124,6 +124,7 @@ void GpuMediaPipeline::submit(loader::BatchPtr batch) {
       s.work.Run(m.side.stream(), s.layout, host, m.o.image_size, type, m.o.mean.data(), m.o.std.data(),
                  p.out.data_ptr());
     } catch (const cuda::JpegError& e) {
+      m.side.synchronize();  // the upload already enqueued still reads the batch, which unwinding hands back
       fail(b.image_keys.at(e.index), ": nvJPEG cannot decode this JPEG (", e.what(),
            "); --media_decode cpu decodes it on the CPU, where --on_bad_sample skip applies");
     }
@@ -172,7 +173,11 @@ bool GpuMediaPipeline::decode_jpegs_on_device(const std::string& mode) {
     if (!jpeg) fail("--media_decode gpu: nvJPEG is unavailable (", why, "); use --media_decode cpu");
     return true;
   }
-  if (jpeg && std::string(jpeg->backend()) == "hardware") return true;
+  if (jpeg && std::string(jpeg->backend()) == "hardware") {
+    std::fprintf(stderr, "--media_decode auto: baseline JPEGs are decoded on the GPU by nvJPEG's hardware "
+                 "decoder (%s)\n", cuda::nvjpeg_library_loaded().c_str());
+    return true;
+  }
   std::fprintf(stderr, "--media_decode auto: JPEGs are decoded on the CPU (%s)\n",
                jpeg ? "nvJPEG has no hardware decoder on this GPU; --media_decode gpu uses its CUDA decoder"
                     : why.c_str());
