@@ -1,5 +1,8 @@
 #include "train/torch/device.h"
 
+#include <algorithm>
+#include <thread>
+
 #include "common/error.h"
 
 namespace bt::train {
@@ -11,6 +14,12 @@ torch::Device parse_device(const std::string& device) {
     return torch::Device(device);
   }
   fail("--device must be cpu or cuda (got '", device, "')");
+}
+
+int torch_threads_for(int requested, int loader_workers, const torch::Device& device) {
+  if (requested > 0) return requested;
+  if (!device.is_cpu()) return 0;
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()) - loader_workers);
 }
 
 }  // namespace bt::train

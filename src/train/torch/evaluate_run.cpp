@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "common/error.h"
 #include "data/captions_dataset.h"
@@ -152,7 +151,7 @@ EvalMetrics retrieval(model::BridgeTowerForContrastiveLearning& m, const text::T
 EvalMetrics run_evaluate(const EvaluateOptions& o) {
   check(o);
   const torch::Device device = parse_device(o.device);
-  if (device.is_cpu()) model::configure_torch_threads(std::max(1, int(std::thread::hardware_concurrency()) - o.dataloader_num_workers));
+  if (device.is_cpu()) model::configure_torch_threads(torch_threads_for(0, o.dataloader_num_workers, device));
   text::Tokenizer tok = text::Tokenizer::from_dir(o.model_name_or_path);
   model::BridgeTowerForContrastiveLearning m = model::load_contrastive(o.model_name_or_path);
   m->to(device);

@@ -9,7 +9,6 @@
 #include <cmath>
 #include <ctime>
 #include <filesystem>
-#include <thread>
 
 #include "common/error.h"
 #include "data/captions_dataset.h"
@@ -22,6 +21,7 @@
 #include "train/checkpoint_dir.h"
 #include "train/hf_outputs.h"
 #include "train/run_log.h"
+#include "train/torch/device.h"
 #include "train/torch/evaluate.h"
 #include "train/torch/gpu_media.h"
 #include "train/torch/train_setup.h"
@@ -106,15 +106,7 @@ Plan plan_of(RecipeOptions& r) {
 // timed, with HF's key names.
 nlohmann::json evaluate_split(model::BridgeTowerForContrastiveLearning& m, const text::Tokenizer& tok, const Split& s,
                               const TrainOptions& t, const torch::Device& device) {
-  source::SourceOptions so;
-  so.image_column = t.image_column;
-  so.caption_column = t.caption_column;
-  so.on_bad = t.on_bad_sample == "skip" ? data::OnBad::kSkip : data::OnBad::kError;
-  so.max_image_bytes = t.max_image_bytes;
-  so.locality_order = false;
-  so.flag = s.flag;
-  so.max_rows = size_t(std::max<int64_t>(0, s.max_rows));
-  auto ds = source::open_source(s.path, so).dataset;
+  auto ds = source::open_source(s.path, source_options(t, s.flag, s.max_rows, /*locality_order=*/false)).dataset;
   // The validation loader's options, as run_train's own eval uses them (the model's mean/std included).
   loader::Loader loader(ds, loader_options(t, m->config(), t.per_device_eval_batch_size, /*train=*/false));
   const auto t0 = std::chrono::steady_clock::now();
@@ -181,9 +173,8 @@ nlohmann::json final_evaluations(const Plan& plan, const TrainOptions& t, const 
                                  const TrainSummary& sum) {
   nlohmann::json eval_metrics = nlohmann::json::object();
   if (plan.evals.empty()) return eval_metrics;
-  const torch::Device device(t.device);
-  const int free_cores = std::max(1, int(std::thread::hardware_concurrency()) - t.dataloader_num_workers);
-  if (device.is_cpu()) model::configure_torch_threads(t.torch_threads > 0 ? t.torch_threads : free_cores);
+  const torch::Device device = parse_device(t.device);
+  if (device.is_cpu()) model::configure_torch_threads(torch_threads_for(t.torch_threads, t.dataloader_num_workers, device));
   auto m = model::load_contrastive(model_dir);
   m->to(device);
   const text::Tokenizer tok = text::Tokenizer::from_dir(model_dir);

@@ -3,7 +3,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <thread>
 
 #include "common/error.h"
 #include "data/synth.h"
@@ -164,17 +163,8 @@ std::pair<std::string, std::string> make_demo_data(const fs::path& out, bool qui
 // read as opened.
 std::shared_ptr<const data::Dataset> open_data(const std::string& path, const TrainOptions& o, const char* flag,
                                                loader::SamplerOptions* sampler = nullptr) {
-  source::SourceOptions so;
-  so.image_column = o.image_column;
-  so.caption_column = o.caption_column;
-  so.on_bad = o.on_bad_sample == "skip" ? data::OnBad::kSkip : data::OnBad::kError;
-  so.shuffle_window_row_groups = o.shuffle_window_row_groups;
-  so.max_image_bytes = o.max_image_bytes;
-  so.locality_order = sampler != nullptr;
-  so.flag = flag;
   const int64_t max_rows = std::string(flag) == "--validation_file" ? o.max_eval_samples : o.max_train_samples;
-  so.max_rows = size_t(std::max<int64_t>(0, max_rows));
-  source::Source src = source::open_source(path, so);
+  source::Source src = source::open_source(path, source_options(o, flag, max_rows, /*locality_order=*/sampler != nullptr));
   if (sampler) src.apply_order(*sampler);
   return src.dataset;
 }
@@ -318,6 +308,19 @@ std::string fmt(const char* f, double v) {
   return b;
 }
 
+source::SourceOptions source_options(const TrainOptions& o, const std::string& flag, int64_t max_rows, bool locality_order) {
+  source::SourceOptions so;
+  so.image_column = o.image_column;
+  so.caption_column = o.caption_column;
+  so.on_bad = o.on_bad_sample == "skip" ? data::OnBad::kSkip : data::OnBad::kError;
+  so.shuffle_window_row_groups = o.shuffle_window_row_groups;
+  so.max_image_bytes = o.max_image_bytes;
+  so.locality_order = locality_order;
+  so.flag = flag;
+  so.max_rows = size_t(std::max<int64_t>(0, max_rows));
+  return so;
+}
+
 loader::LoaderOptions loader_options(const TrainOptions& o, const model::BridgeTowerConfig& cfg, int batch, bool train) {
   loader::LoaderOptions lo;
   lo.num_workers = o.dataloader_num_workers;
@@ -367,11 +370,7 @@ std::unique_ptr<TrainRun> setup_run(const TrainOptions& options, const TrainHook
   }
   // A resumed run reads the tokenizer it saved in its checkpoint (so the same command line can be rerun).
   check_model_paths(o);
-  // Default intra-op threads on CPU: the cores the loader workers leave free. Oversubscribing (torch's OpenMP
-  // pool spinning against the workers) made tiny-model steps ~9x slower on 2 cores.
-  r.torch_threads = o.torch_threads;
-  if (r.torch_threads <= 0 && r.device.is_cpu())
-    r.torch_threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) - o.dataloader_num_workers);
+  r.torch_threads = torch_threads_for(o.torch_threads, o.dataloader_num_workers, r.device);
   model::configure_torch_threads(r.torch_threads);
   torch::manual_seed(o.seed);
 

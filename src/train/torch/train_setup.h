@@ -15,6 +15,7 @@
 #include "loader/global_order.h"
 #include "loader/loader.h"
 #include "model/bridgetower.h"
+#include "source/source.h"
 #include "text/tokenizer.h"
 #include "train/schedule.h"
 #include "train/torch/checkpoint.h"
@@ -61,6 +62,9 @@ std::unique_ptr<TrainRun> setup_run(const TrainOptions& options, const TrainHook
 
 // The loader options of the train (train = true: shuffled, this rank's share) or validation loader.
 loader::LoaderOptions loader_options(const TrainOptions& o, const model::BridgeTowerConfig& cfg, int batch, bool train);
+// The source options of a dataset read for `flag` (--train_file, --validation_file, --test_file ...) with at most
+// max_rows rows (<= 0: all): the one place run_train's datasets and the recipe's final evaluations open theirs.
+source::SourceOptions source_options(const TrainOptions& o, const std::string& flag, int64_t max_rows, bool locality_order);
 
 std::string fmt(const char* f, double v);  // printf-style formatting of one number
 
