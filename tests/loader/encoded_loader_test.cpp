@@ -99,7 +99,8 @@ std::vector<float> device_path_on_cpu(const loader::Batch& b, cuda::DeviceLayout
   media::ImageU8 img;
   for (size_t k = 0; k < l.jpegs.size(); ++k) {
     media::decode_rgb8({b.decoded.packed.data() + l.jpeg_at[k], l.jpeg_bytes[k]}, uint64_t{1} << 30, img);
-    std::memcpy(input.data() + l.offsets[l.jpegs[k]], img.pixels.data(), img.pixels.size());
+    const size_t bytes = static_cast<size_t>(img.width) * img.height * 3;  // pixels has a spare SIMD byte
+    std::memcpy(input.data() + l.offsets[l.jpegs[k]], img.pixels.data(), bytes);
   }
   const auto plan = cuda::make_plan(l.specs, l.offsets, l.input_bytes, kSize, cuda::OutputType::kFloat32);
   std::vector<float> out(plan.output_bytes() / sizeof(float));
