@@ -28,7 +28,12 @@
 # Knobs: BT_GPU_CHECK_BUDGET_S (570), BT_GPU_JOBS (nproc), BT_GPU_BUILD (build-gpu), BT_GPU_DATA,
 #        BT_GPU_RESULTS (/tmp/bt_gpu_results), BT_DEPS_PREFIX (/tmp/btdeps), BT_GPU_DRYRUN (0),
 #        BT_GPU_STEPS (only these measuring steps, e.g. "bt_bench python_peer", for a second call),
-#        BT_GPU_SKIP_FULL=1 (no torch configure: the CUDA kernels + loader only).
+#        BT_GPU_SKIP_FULL=1 (no torch configure: the CUDA kernels + loader only),
+#        BT_GPU_PEER_WORKERS ("8 0 1"), BT_GPU_PEER_STEPS (STEPS - WARMUP), BT_GPU_PEER_AFTER_BUILD=1 (the peer runs
+#        alone after the build instead of beside it), BT_GPU_TORCH_TESTS=1 (also build and run the libtorch tests'
+#        CUDA cases: fused AdamW, QuickGELU kernel, media pipeline),
+#        BT_GPU_PEER_BUDGET_S (the peer's own budget; default from the time left),
+#        BT_GPU_ENV_ONLY=1 (stop after the environment checks; exit 1 when torch or the build libraries are missing).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
@@ -55,10 +60,10 @@ if [ "$DRY" = 1 ]; then
 else
   B=${BT_GPU_BUILD:-$ROOT/build-gpu}
   DATA=${BT_GPU_DATA:-/tmp/bt_gpu_data}
-  DEV=cuda PRESET=large BATCH=48 STEPS=15 WARMUP=4 BF16=--bf16 NIMG=1200 NDISTINCT=300
+  DEV=cuda PRESET=large BATCH=48 STEPS=30 WARMUP=6 BF16=--bf16 NIMG=1200 NDISTINCT=300
   PEER_ARGS="--device cuda --preset large"
 fi
-HEAD_WORKERS=0,1,8  # the headline grid; 2 follows once the headline is safe
+HEAD_WORKERS=8,0,1  # the headline grid, 8 first (the row that matters most if time runs out); 2 follows later
 BT=$B/bridgetune
 
 note() { echo "$*" | tee -a "$SUMMARY"; }
@@ -109,7 +114,25 @@ note "bridgetune GPU check$([ "$DRY" = 1 ] && echo ' (DRY RUN: CPU, tiny preset)
 } >"$R/env.txt" 2>&1
 sed 's/^/  /' "$R/env.txt" | tee -a "$SUMMARY"
 
+# ---- torch first, before any LD_LIBRARY_PATH change (a toolkit folder there could shadow the wheel's cuBLAS):
+#      a failing import is the one line that explains every later failure.
+TORCH_PREFIX=$(python3 -c "import torch; print(torch.utils.cmake_prefix_path)" 2>"$R/logs/torch_import.log")
+if [ -z "$TORCH_PREFIX" ]; then
+  note "FAIL  python3 cannot import torch: $(tail -1 "$R/logs/torch_import.log"); the bridgetune build needs its libtorch"
+fi
+# nvcc: on PATH, else the newest /usr/local/cuda*/bin; CUDACXX only when it names an executable.
+if [ -z "${CUDACXX:-}" ] || [ ! -x "${CUDACXX:-}" ]; then
+  unset CUDACXX
+  # shellcheck disable=SC2086  # the search list is a list of globs
+  NVCC=$(command -v nvcc || ls -d ${BT_GPU_NVCC_SEARCH:-/usr/local/cuda/bin/nvcc /usr/local/cuda-*/bin/nvcc} 2>/dev/null |
+    sort -V | tail -1)
+  [ -n "$NVCC" ] && [ -x "$NVCC" ] && export CUDACXX=$NVCC
+fi
+note "  nvcc: ${CUDACXX:-none found (the CUDA kernels are not built)}"
+
 # nvJPEG: the toolkit's copy when the loader does not see one, else the pip wheels' (nvidia/*/lib): for dlopen.
+# Only libnvjpeg itself goes on LD_LIBRARY_PATH (links in a private folder), never the toolkit's whole lib64,
+# whose cuBLAS/nvJitLink would shadow the ones torch was built with.
 NVJPEG_DIR=""
 if ! ldconfig -p 2>/dev/null | grep -q libnvjpeg; then
   NVJPEG_DIR=$(ls -d /usr/local/cuda/lib64/libnvjpeg.so* /usr/local/cuda/targets/x86_64-linux/lib/libnvjpeg.so* \
@@ -123,7 +146,11 @@ try:
 except ImportError:
     pass" 2>/dev/null)
 fi
-[ -n "$NVJPEG_DIR" ] && export LD_LIBRARY_PATH="$NVJPEG_DIR:${LD_LIBRARY_PATH:-}"
+if [ -n "$NVJPEG_DIR" ]; then
+  mkdir -p "$R/nvjpeg_lib"
+  ln -sf "$NVJPEG_DIR"/libnvjpeg.so* "$R/nvjpeg_lib/"
+  export LD_LIBRARY_PATH="$R/nvjpeg_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 echo "nvjpeg: ${NVJPEG_DIR:-ld.so cache or absent}" >>"$R/env.txt"
 
 # ---- deps: the carried .deb bundle -> $BT_DEPS_PREFIX; sourced, so its PKG_CONFIG / CMAKE_PREFIX_PATH /
@@ -132,20 +159,30 @@ echo "nvjpeg: ${NVJPEG_DIR:-ld.so cache or absent}" >>"$R/env.txt"
 . "$ROOT/bench/gpu/setup_deps.sh" "${BT_DEPS_PREFIX:-/tmp/btdeps}" >"$R/logs/setup_deps.log" 2>&1
 DEPS_RC=$?
 note "$( ((DEPS_RC == 0)) && echo "OK   " || echo "FAIL ") $(tail -1 "$R/logs/setup_deps.log")"
+if ((DEPS_RC != 0)) && [ -z "${BT_GPU_SKIP_FULL:-}" ]; then
+  note "  (every build below needs those libraries)"
+fi
 note "  build tools: cmake $(command -v cmake || echo MISSING), ninja $(command -v ninja || echo 'missing (Unix Makefiles)')"
-TORCH_PREFIX=$(python3 -c "import torch; print(torch.utils.cmake_prefix_path)" 2>/dev/null)
 GEN=$(command -v ninja >/dev/null && echo "-G Ninja" || echo "")
-export CUDACXX=${CUDACXX:-/usr/local/cuda/bin/nvcc}
 CMAKE_PREFIX=$TORCH_PREFIX
 [ -n "${BT_DEPS_USR:-}" ] && CMAKE_PREFIX="${CMAKE_PREFIX:+$CMAKE_PREFIX;}$BT_DEPS_USR"
 DEPS_ARGS="-DCMAKE_PREFIX_PATH='$CMAKE_PREFIX'"
 [ -n "${BT_DEPS_PKG_CONFIG:-}" ] && DEPS_ARGS="$DEPS_ARGS -DPKG_CONFIG_EXECUTABLE='$BT_DEPS_PKG_CONFIG'"
-[ -x "$CUDACXX" ] && DEPS_ARGS="$DEPS_ARGS -DCMAKE_CUDA_COMPILER=$CUDACXX"
+[ -n "${CUDACXX:-}" ] && DEPS_ARGS="$DEPS_ARGS -DCMAKE_CUDA_COMPILER=$CUDACXX"
 pack
+if [ "${BT_GPU_ENV_ONLY:-0}" = 1 ]; then  # the environment logic alone (tests/bench: gpu_check_env_test.sh)
+  note "env only: torch prefix ${TORCH_PREFIX:-none}, deps rc $DEPS_RC"
+  exit $(( DEPS_RC != 0 || ${#TORCH_PREFIX} == 0 ))
+fi
 
 # ---- data + tokenizer (both sides read the same images and one vocabulary)
 if [ ! -f "$DATA/captions.jsonl" ]; then
   step data 60 "python3 '$ROOT/bench/gpu/make_images.py' --out '$DATA' --n $NIMG --images $NDISTINCT"
+fi
+# Photo-like JPEGs too (texture everywhere: decode costs what a photograph's does), for the bt_bench_photo rows.
+PHOTO=$DATA-photo
+if [ ! -f "$PHOTO/captions.jsonl" ]; then
+  step data_photo 60 "python3 '$ROOT/bench/gpu/make_images.py' --out '$PHOTO' --n $NIMG --images $NDISTINCT --style photo"
 fi
 TOK=$R/tokenizer
 step tokenizer 30 "python3 '$ROOT/bench/gpu/peer_train.py' --write_tokenizer '$TOK'"
@@ -154,26 +191,30 @@ TOK_ARG=""
 
 # ---- peer in the background (model_only + the headline worker counts) while bridgetune configures and builds
 PEER_PID=""
-if want python_peer && [ -f "$DATA/captions.jsonl" ]; then
+PEER_WORKERS=${BT_GPU_PEER_WORKERS:-${HEAD_WORKERS//,/ }}
+start_peer() {
+  [ -f "$DATA/captions.jsonl" ] || return 0
   PEER_BUDGET=$(($(left) - 200))
   ((PEER_BUDGET > 170)) && PEER_BUDGET=170
+  [ -n "${BT_GPU_PEER_BUDGET_S:-}" ] && PEER_BUDGET=$BT_GPU_PEER_BUDGET_S
   if ((PEER_BUDGET >= 30)); then
     PEER_T0=$(date +%s)
     # shellcheck disable=SC2086  # PEER_ARGS is a list of options
     timeout -k 5 $((PEER_BUDGET + 20)) python3 "$ROOT/bench/gpu/peer_train.py" --data "$DATA" $PEER_ARGS \
-      --workers ${HEAD_WORKERS//,/ } --batch $BATCH --warmup $WARMUP --steps $((STEPS - WARMUP)) \
+      --workers $PEER_WORKERS --batch $BATCH --warmup $WARMUP --steps "${BT_GPU_PEER_STEPS:-$((STEPS - WARMUP))}" \
       --budget_s $PEER_BUDGET --out "$R/peer_train.jsonl" >"$R/logs/python_peer.log" 2>&1 &
     PEER_PID=$!
   else
     note "SKIP  python_peer (out of time budget)"
   fi
-fi
+}
+if want python_peer && [ "${BT_GPU_PEER_AFTER_BUILD:-0}" != 1 ]; then start_peer; fi
 peer_wait() {  # waits for the background peer (it ends itself within its budget + 20 s) and reports it
   [ -z "$PEER_PID" ] && return 0
   wait "$PEER_PID"
   local rc=$?
   PEER_PID=""
-  note "$( ((rc == 0)) && echo "OK   " || echo "FAIL ") python_peer rc=$rc $(($(date +%s) - PEER_T0))s (background, beside the niced build)"
+  note "$( ((rc == 0)) && echo "OK   " || echo "FAIL ") python_peer rc=$rc $(($(date +%s) - PEER_T0))s ($([ "${BT_GPU_PEER_AFTER_BUILD:-0}" = 1 ] && echo "alone, after the build" || echo "background, beside the niced build"))"
   peer_summary "$R/peer_train.jsonl"
   [ -f "$R/peer_train.jsonl" ] && cp "$R/peer_train.jsonl" "$OUT/peer_train.jsonl"
   pack
@@ -190,26 +231,33 @@ for l in open(sys.argv[1]):
 
 # ---- build: configure with the Python torch's libtorch, then the bridgetune binary alone (niced: see peer)
 FULL=1
-if [ "${BT_GPU_SKIP_FULL:-0}" != 1 ]; then
+if [ -z "$TORCH_PREFIX" ]; then
+  note "SKIP  configure (no torch: see the import error above)"
+elif [ "${BT_GPU_SKIP_FULL:-0}" != 1 ]; then
   step configure 120 "nice -n 10 cmake -S '$ROOT' -B '$B' $GEN -DCMAKE_BUILD_TYPE=Release -DBT_CUDA=AUTO \
     -DBT_DIST_NCCL=OFF $DEPS_ARGS"
   FULL=$?
 fi
 if ((FULL == 0)); then
-  step build_bt 300 "nice -n 10 cmake --build '$B' -j $JOBS --target bridgetune"
+  BT_TARGETS=bridgetune
+  [ "${BT_GPU_TORCH_TESTS:-0}" = 1 ] && BT_TARGETS="bridgetune test_model test_train_torch"
+  step build_bt 300 "nice -n 10 cmake --build '$B' -j $JOBS --target $BT_TARGETS $([ -n "$GEN" ] && echo "-- -k 0")"
 fi
 HAVE_BT=0
 if [ -x "$BT" ] && "$BT" --help >/dev/null 2>&1; then
   HAVE_BT=1
   note "  bridgetune: $BT; CUDA runtimes it loads: $(ldd "$BT" 2>/dev/null | grep -o 'libcudart[^ ]*' | sort -u | tr '\n' ' ')"
 fi
+if want python_peer && [ "${BT_GPU_PEER_AFTER_BUILD:-0}" = 1 ]; then start_peer; fi
 peer_wait
 
 # ---- bench: the headline. Rows land in bt_bench/bench_results.json one by one ("complete": false until done).
-bt_bench() {  # NAME WORKERS TIMEOUT [MEDIA_DECODE (cpu: the loader decodes for the media pipeline; gpu: nvJPEG)]
+# Like for like with the peer (full-resolution decode, resize + centre crop: the HF example's transform) unless
+# EXTRA says otherwise; DCT-scaled decode is a row of its own (bt_bench_dct).
+bt_bench() {  # NAME WORKERS TIMEOUT [MEDIA_DECODE (cpu: the loader decodes for the media pipeline; gpu: nvJPEG)] [EXTRA]
   step "$1" "$3" "'$BT' bench --device $DEV --model_preset $PRESET --per_device_train_batch_size $BATCH $BF16 \
-    --workers $2 $([ "$DEV" = cuda ] && echo --use_media_pipeline --media_decode "${4:-cpu}") --data '$DATA' --max_steps $STEPS \
-    --throughput_warmup_steps $WARMUP --repeats 1 $TOK_ARG --output_dir '$R/$1'"
+    --workers $2 $([ "$DEV" = cuda ] && echo --use_media_pipeline --media_decode "${4:-cpu}") --data '${BENCH_DATA:-$DATA}' --max_steps $STEPS \
+    --throughput_warmup_steps $WARMUP --repeats 1 $TOK_ARG ${5:---jpeg_dct_scaling false} --output_dir '$R/$1'"
   grep -E "^\||samples/s|rror|FAILED" "$R/logs/$1.log" | sed 's/^/  /' | tee -a "$SUMMARY"
   [ -f "$R/$1/bench_results.json" ] && cp "$R/$1/bench_results.json" "$OUT/$1.json"
   pack
@@ -223,6 +271,29 @@ fi
 # never depends on it.
 if ((HAVE_BT)) && [ "$DEV" = cuda ] && want bt_bench_nvjpeg; then
   bt_bench bt_bench_nvjpeg 8 100 gpu
+fi
+
+# Ours with the DCT-scaled decode (JPEGs decoded at the smallest scale >= the target size), labelled apart.
+if ((HAVE_BT)) && want bt_bench_dct; then
+  bt_bench bt_bench_dct 8 100 cpu "--jpeg_dct_scaling true"
+fi
+
+# Photo-like images (like for like), both sides at 8 workers.
+if ((HAVE_BT)) && want bt_bench_photo && [ -f "$PHOTO/captions.jsonl" ]; then
+  BENCH_DATA=$PHOTO bt_bench bt_bench_photo 8 100
+fi
+# A later peer run in the foreground: NAME DATA WORKERS MAX_BUDGET_S TAG (added to its JSON lines in $OUT).
+peer_step() {
+  local pb=$(($(left) - 40))
+  ((pb > $4)) && pb=$4
+  ((pb < 20)) && return 0
+  step "$1" $((pb + 20)) "python3 '$ROOT/bench/gpu/peer_train.py' --data '$2' $PEER_ARGS --workers $3 \
+    --batch $BATCH --warmup $WARMUP --steps $((STEPS - WARMUP)) --budget_s $pb --out '$R/$1.jsonl'"
+  peer_summary "$R/$1.jsonl"
+  [ -f "$R/$1.jsonl" ] && sed "s/^{/{\"run\": \"$5\", /" "$R/$1.jsonl" >>"$OUT/peer_train.jsonl"
+}
+if want python_peer_photo && [ -f "$PHOTO/captions.jsonl" ]; then
+  peer_step python_peer_photo "$PHOTO" 8 80 photo
 fi
 
 # ---- then: tests and kernels. The full build's CUDA targets, else a build without libtorch, else cuda/ alone.
@@ -244,7 +315,7 @@ if ((FULL == 0)); then
     CUDA_OK=$?
   fi
 fi
-if ((CUDA_OK != 0)) && [ -x "$CUDACXX" ]; then
+if ((CUDA_OK != 0)) && [ -n "${CUDACXX:-}" ]; then
   CUDA_B=$ROOT/build-gpu-notorch
   step build_cuda_notorch 200 "cmake -S '$ROOT' -B '$CUDA_B' $GEN -DCMAKE_BUILD_TYPE=Release -DBT_WITH_TORCH=OFF \
     -DBT_CUDA=ON $DEPS_ARGS && cmake --build '$CUDA_B' -j $JOBS --target bt_cuda_gpu_tests bt_cuda_ref_tests \
@@ -258,9 +329,29 @@ if ((CUDA_OK != 0)) && [ -x "$CUDACXX" ]; then
       '$ROOT'/src/media/resample_coeffs.cpp '$ROOT'/bench/cuda/bench_cuda_resize.cpp -o '$CUDA_B/bench/cuda/bench_cuda_resize'"
   fi
 fi
+# The test executables straight (not ctest: CMake 4.4's gtest discovery script failed to parse there once).
+run_gtests() {  # BUILD FILTER EXE...: each found executable with --gtest_filter=FILTER; exit 1 if any fails
+  local b=$1 filter=$2 rc=0 exe path
+  shift 2
+  for exe in "$@"; do
+    path=$(find "$b/tests" -name "$exe" -type f -perm -u+x 2>/dev/null | head -1)
+    [ -z "$path" ] && { echo "missing $exe"; continue; }
+    echo "== $exe"
+    "$path" --gtest_filter="$filter" --gtest_brief=1 --gtest_output="xml:$R/$exe.xml" || rc=1
+  done
+  return $rc
+}
+export -f run_gtests
+export R
 if [ -x "$CUDA_B/tests/cuda/bt_cuda_gpu_tests" ] && want parity_tests; then
-  step parity_tests 90 "ctest --test-dir '$CUDA_B' -R '^cuda_' --output-on-failure --output-junit '$R/cuda_tests.xml'"
-  grep -E "tests passed|Skipped|Failed|\*\*\*" "$R/logs/parity_tests.log" | head -20 | sed 's/^/  /' | tee -a "$SUMMARY"
+  step parity_tests 90 "run_gtests '$CUDA_B' '*' bt_cuda_gpu_tests bt_cuda_ref_tests bt_cuda_golden_tests \
+    bt_gpu_media_tests bt_cuda_loader_tests"
+  grep -E "^==|tests? ran|PASSED|FAILED|SKIPPED|missing" "$R/logs/parity_tests.log" | head -30 | sed 's/^/  /' | tee -a "$SUMMARY"
+fi
+# The libtorch tests' CUDA cases (fused AdamW vs _foreach_, QuickGELU kernel vs composite, device/bf16 paths).
+if ((FULL == 0)) && [ "${BT_GPU_TORCH_TESTS:-0}" = 1 ] && want torch_cuda_tests; then
+  step torch_cuda_tests 120 "run_gtests '$B' '*Cuda*:*CUDA*:*Fused*:*Gpu*:*GPU*:QuickGelu.*:AdamW.*' test_model test_train_torch"
+  grep -E "^==|tests? ran|PASSED|FAILED|SKIPPED|missing" "$R/logs/torch_cuda_tests.log" | head -30 | sed 's/^/  /' | tee -a "$SUMMARY"
 fi
 BENCH=$CUDA_B/bench/cuda/bench_cuda_resize
 if [ -x "$BENCH" ] && [ "$DEV" = cuda ] && want kernel_bench; then
@@ -276,14 +367,7 @@ if ((HAVE_BT)) && want bt_bench_w2; then
   bt_bench bt_bench_w2 2 120
 fi
 if want python_peer_w2 && [ -f "$DATA/captions.jsonl" ]; then
-  PB=$(($(left) - 40))
-  ((PB > 90)) && PB=90
-  if ((PB >= 20)); then
-    step python_peer_w2 $((PB + 20)) "python3 '$ROOT/bench/gpu/peer_train.py' --data '$DATA' $PEER_ARGS --workers 2 \
-      --batch $BATCH --warmup $WARMUP --steps $((STEPS - WARMUP)) --budget_s $PB --out '$R/peer_train_w2.jsonl'"
-    peer_summary "$R/peer_train_w2.jsonl"
-    [ -f "$R/peer_train_w2.jsonl" ] && cat "$R/peer_train_w2.jsonl" >>"$OUT/peer_train.jsonl"
-  fi
+  peer_step python_peer_w2 "$DATA" 2 90 w2
 fi
 
 # ---- the fused ops' worth: in-memory + workers 8 again with BT_FUSED_OPS=0 (composite QuickGELU, _foreach_ AdamW)

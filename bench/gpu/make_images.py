@@ -22,11 +22,32 @@ WORDS = ("the cat said a man woman dog office boss meeting coffee why cannot we 
          "this later again tomorrow my lawyer says desert island doctor patient").split()
 
 
+def photo_like(rng, w, h):
+    """Texture everywhere, as a photograph has: colour gradients, soft blobs and per-channel grain (many non-zero
+    DCT coefficients per block, so decoding costs what a photo costs, unlike the smooth paper of a drawing)."""
+    base = Image.linear_gradient("L").resize((w, h)).rotate(rng.randint(0, 359), expand=False)
+    chans = [base.point(lambda v, a=rng.randint(40, 120), b=rng.randint(60, 200): (a + v * b // 255) % 256)
+             for _ in range(3)]
+    im = Image.merge("RGB", chans)
+    d = ImageDraw.Draw(im)
+    for _ in range(rng.randint(30, 80)):
+        x, y, r = rng.randint(0, w), rng.randint(0, h), rng.randint(10, 120)
+        d.ellipse((x - r, y - r, x + r, y + r), fill=tuple(rng.randint(0, 255) for _ in range(3)))
+    im = im.filter(ImageFilter.GaussianBlur(3))
+    grain = Image.merge("RGB", [Image.effect_noise((w, h), 40) for _ in range(3)])
+    return Image.blend(im, grain, 0.35)
+
+
 def render(job):
     """One image: its own RNG from (seed, index), so the output does not depend on the process that draws it."""
-    out, seed, i = job
+    out, seed, i, style = job
     rng = random.Random(seed * 1_000_003 + i)
     w, h = rng.randint(660, 820), rng.randint(640, 760)
+    if style == "photo":
+        path = os.path.join(out, "images", "%06d.jpg" % i)
+        photo_like(rng, w, h).save(path + ".tmp", format="JPEG", quality=90, subsampling=2)
+        os.replace(path + ".tmp", path)
+        return i
     im = Image.effect_noise((w, h), 12).convert("RGB").point(lambda v: 200 + v // 5)
     d = ImageDraw.Draw(im)
     for _ in range(rng.randint(20, 60)):
@@ -45,11 +66,13 @@ def main():
     ap.add_argument("--images", type=int, default=250, help="distinct JPEGs")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=0, help="processes (default: all cores)")
+    ap.add_argument("--style", default="drawing", choices=["drawing", "photo"],
+                    help="drawing: line art on paper (cartoons); photo: textured colour images (decode like photos)")
     a = ap.parse_args()
     if a.images < 1 or a.n < 1:
         raise SystemExit("--n and --images must be >= 1")
     os.makedirs(os.path.join(a.out, "images"), exist_ok=True)
-    jobs = [(a.out, a.seed, i) for i in range(a.images)]
+    jobs = [(a.out, a.seed, i, a.style) for i in range(a.images)]
     n_proc = max(1, min(a.jobs or os.cpu_count() or 1, a.images))
     if n_proc == 1:
         for j in jobs:

@@ -356,6 +356,7 @@ def main():
     ap.add_argument("--decode", default="pil", choices=["pil", "tvio"],
                     help="pil: PIL + ToTensor; tvio: torchvision.io.read_image + tensor transforms (run_clip.py)")
     ap.add_argument("--lr", type=float, default=5e-5)
+    ap.add_argument("--tf32", action="store_true", help="TF32 for the fp32 matmuls autocast leaves (off: as bridgetune)")
     ap.add_argument("--no_bf16", action="store_true", help="fp32 forward (no autocast)")
     ap.add_argument("--no_nan_check", action="store_true", help="skip the per-step NaN/Inf check (and its sync)")
     ap.add_argument("--loader_only", action="store_true", help="time the DataLoader alone, no model")
@@ -421,7 +422,8 @@ def main():
             if not torch.cuda.is_available():
                 raise RuntimeError(f"--device {args.device}: torch {torch.__version__} sees no CUDA device")
             common["gpu"] = torch.cuda.get_device_name(device)
-            common["tf32"] = set_tf32()
+            # TF32 as bridgetune runs (torch's defaults, what HF Trainer keeps without --tf32) unless asked.
+            common["tf32"] = set_tf32() if args.tf32 else "torch defaults (matmul off, cuDNN conv on)"
         tok, tok_name, tok_notes = make_tokenizer(args.max_length, args.padding, allow_hf=not args.loader_only)
         common.update(tokenizer=tok_name, tokenizer_notes=tok_notes)
         ds = Captions(args.data, size, args.decode)
@@ -438,6 +440,10 @@ def main():
     n_batches = args.warmup + args.steps
 
     def loader_run(w, label, work, per_step_s):
+        # Warm-up covers the DataLoader's prefetch (prefetch_factor 2 per worker), so the timed steps never eat
+        # batches the workers made before the clock started.
+        wu = max(args.warmup, 2 * w)
+        n_batches = wu + args.steps
         # time estimate: worker start-up (a batch per worker in parallel) + every step at the slower of the
         # model step and the loader's rate
         est = (load_s if w else 0) + 2 + n_batches * (per_step_s + load_s if w == 0 else max(per_step_s, load_s / w))
@@ -460,8 +466,8 @@ def main():
                 if work:
                     last["loss"] = work(b)
 
-            el, wait = timed(device, args.warmup, args.steps, nxt, do)
-            r = {"loader": label, "workers": w, "samples_per_s": round(args.batch * args.steps / el, 2),
+            el, wait = timed(device, wu, args.steps, nxt, do)
+            r = {"loader": label, "workers": w, "warmup": wu, "samples_per_s": round(args.batch * args.steps / el, 2),
                  "step_ms": round(1000 * el / args.steps, 1), "loader_wait_pct": round(100 * wait / el, 1),
                  "run_s": round(time.perf_counter() - t_run, 1)}
             if "loss" in last:

@@ -37,6 +37,12 @@ _bt_setup_deps() {
   local debs=()
   [ -d "$deps" ] && mapfile -t debs < <(find "$deps" -maxdepth 1 -name '*.deb' | LC_ALL=C sort)
   if ((${#debs[@]} == 0)); then
+    # Without the bundle the machine's own -dev packages must do; say at once when they cannot.
+    if ! command -v pkg-config >/dev/null || ! pkg-config --exists libturbojpeg spng libarchive libhwy 2>/dev/null; then
+      echo "setup_deps: no .deb bundle in $deps and this machine lacks the build libraries (pkg-config finds no" \
+        "libturbojpeg/spng/libarchive/libhwy): run 'bash scripts/gpu/fetch_deps.sh' on Debian 12 and carry .gpu_deps" >&2
+      return 1
+    fi
     echo "setup_deps: no .deb bundle in $deps: using the machine's own packages (nothing set)"
     return 0
   fi

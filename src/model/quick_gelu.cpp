@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdio>
+#include <string>
 
 namespace bt::model {
 
@@ -16,6 +18,7 @@ namespace {
 constexpr double kAlpha = 1.702;  // cast to the math type: 1.702f for float, exact for double
 std::atomic<QuickGeluCudaFwd> g_cuda_fwd{nullptr};
 std::atomic<QuickGeluCudaBwd> g_cuda_bwd{nullptr};
+std::atomic<bool> g_kernel_ran{false}, g_kernel_failed{false}, g_any_device{false};
 
 // One pass over contiguous memory, math in float (acc_type), one rounding to the output type.
 template <typename F>
@@ -59,7 +62,7 @@ Tensor cpu_backward(const Tensor& grad, const Tensor& x) {
 }
 
 bool cuda_kernels_apply(const Tensor& x) {
-  return x.is_cuda() && g_cuda_fwd.load() && g_cuda_bwd.load() &&
+  return (x.is_cuda() || g_any_device.load()) && g_cuda_fwd.load() && g_cuda_bwd.load() &&
          (x.scalar_type() == at::kFloat || x.scalar_type() == at::kBFloat16 || x.scalar_type() == at::kHalf);
 }
 
@@ -79,28 +82,57 @@ struct QuickGeluFn : torch::autograd::Function<QuickGeluFn> {
 
 Tensor quick_gelu_reference(const Tensor& x) { return x * torch::sigmoid(1.702 * x); }
 
+// A kernel that throws (a launch error, an unsupported device) unregisters both kernels, says so in one line
+// and the call completes on the composite ops: a fast path never costs the run.
+static void drop_cuda_kernels(const std::exception& e) {
+  const std::string what = e.what();
+  std::fprintf(stderr, "bridgetune: QuickGELU CUDA kernel failed (%s); using the composite ops from now on\n",
+               what.substr(0, what.find('\n')).c_str());
+  set_quick_gelu_cuda(nullptr, nullptr, false);
+  g_kernel_failed.store(true);
+}
+
 Tensor quick_gelu_forward(const Tensor& x) {
-  if (x.is_cpu()) return cpu_forward(x);
   if (cuda_kernels_apply(x)) {
-    auto xc = x.contiguous();
-    auto y = torch::empty_like(xc);
-    g_cuda_fwd.load()(xc, y);
-    return y;
+    try {
+      auto xc = x.contiguous();
+      auto y = torch::empty_like(xc);
+      g_cuda_fwd.load()(xc, y);
+      g_kernel_ran.store(true);
+      return y;
+    } catch (const std::exception& e) {
+      drop_cuda_kernels(e);
+    }
   }
+  if (x.is_cpu()) return cpu_forward(x);
   return quick_gelu_reference(x);
 }
 
 Tensor quick_gelu_backward(const Tensor& grad, const Tensor& x) {
-  if (x.is_cpu()) return cpu_backward(grad, x);
   if (cuda_kernels_apply(x)) {
-    auto xc = x.contiguous();
-    auto gc = grad.contiguous().to(xc.scalar_type());
-    auto dx = torch::empty_like(xc);
-    g_cuda_bwd.load()(gc, xc, dx);
-    return dx;
+    try {
+      auto xc = x.contiguous();
+      auto gc = grad.contiguous().to(xc.scalar_type());
+      auto dx = torch::empty_like(xc);
+      g_cuda_bwd.load()(gc, xc, dx);
+      return dx;
+    } catch (const std::exception& e) {
+      drop_cuda_kernels(e);
+    }
   }
+  if (x.is_cpu()) return cpu_backward(grad, x);
   const auto s = torch::sigmoid(1.702 * x);
   return grad * s * (1 + 1.702 * x * (1 - s));
+}
+
+std::string quick_gelu_cuda_path() {
+  if (g_kernel_failed.load()) return "composite (CUDA kernel failed)";
+  return g_kernel_ran.load() ? "cuda_kernel" : "composite";
+}
+
+void reset_quick_gelu_cuda_path() {
+  g_kernel_ran.store(false);
+  g_kernel_failed.store(false);
 }
 
 Tensor quick_gelu(const Tensor& x) {
@@ -112,7 +144,8 @@ Tensor quick_gelu(const Tensor& x) {
   return QuickGeluFn::apply(x);
 }
 
-void set_quick_gelu_cuda(QuickGeluCudaFwd fwd, QuickGeluCudaBwd bwd) {
+void set_quick_gelu_cuda(QuickGeluCudaFwd fwd, QuickGeluCudaBwd bwd, bool any_device) {
+  g_any_device.store(any_device && fwd);
   g_cuda_fwd.store(fwd);
   g_cuda_bwd.store(bwd);
 }

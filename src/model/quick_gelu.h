@@ -18,6 +18,12 @@ torch::Tensor quick_gelu_backward(const torch::Tensor& grad, const torch::Tensor
 // current stream. Both null: composite ops.
 using QuickGeluCudaFwd = void (*)(const torch::Tensor& x, torch::Tensor& y);
 using QuickGeluCudaBwd = void (*)(const torch::Tensor& dy, const torch::Tensor& x, torch::Tensor& dx);
-void set_quick_gelu_cuda(QuickGeluCudaFwd fwd, QuickGeluCudaBwd bwd);
+// any_device: the kernels also take CPU tensors (fault injection only: train/torch/cuda_ops.h).
+void set_quick_gelu_cuda(QuickGeluCudaFwd fwd, QuickGeluCudaBwd bwd, bool any_device = false);
+// A registered kernel that throws is unregistered (one line on stderr) and that call finishes on the composite
+// ops. What CUDA QuickGELU ran since the last reset: "cuda_kernel", "composite" or
+// "composite (CUDA kernel failed)" (the kernels stay unregistered until registered again).
+std::string quick_gelu_cuda_path();
+void reset_quick_gelu_cuda_path();
 
 }  // namespace bt::model

@@ -42,9 +42,10 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
 #if defined(TORCH_VERSION_MAJOR) && TORCH_VERSION_MAJOR >= 2
   // An engaged optional holding an undefined tensor would count as "has a mask" (no flash kernel, and the math
   // fallback adds it): pass none when there is none.
-  c10::optional<Tensor> m;
-  if (mask.defined()) m = mask.to(q.scalar_type());
-  return at::scaled_dot_product_attention(q, k, v, m, train ? dropout : 0.0, false);
+  // ({} is the empty optional whatever optional type this libtorch spells: c10's own before 2.4, std's after.)
+  const double p = train ? dropout : 0.0;
+  if (mask.defined()) return at::scaled_dot_product_attention(q, k, v, mask.to(q.scalar_type()), p, false);
+  return at::scaled_dot_product_attention(q, k, v, {}, p, false);
 #else
   // libtorch 1.13 has no public fused kernel: the same math as HF's eager attention.
   auto scores = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(q.size(-1)));

@@ -70,7 +70,8 @@ nlohmann::json BenchReport::to_json() const {
                   {"samples_per_s", r.samples_per_s},
                   {"data_wait_percent", r.data_wait_percent},
                   {"fraction_of_in_memory", fraction_of_bound(r)},
-                  {"data_bound", data_bound(r)}});
+                  {"data_bound", data_bound(r)},
+                  {"paths", r.paths}});
   return {{"title", title}, {"rows", rs}, {"verdict", verdict()}};
 }
 

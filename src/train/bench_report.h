@@ -21,6 +21,7 @@ struct BenchRow {
   bool in_memory = false;
   double samples_per_s = 0;
   double data_wait_percent = 0;
+  std::string paths;  // the fast paths the run took (TrainSummary::op_paths plus the media decode)
 };
 
 struct BenchReport {

@@ -100,6 +100,7 @@ struct TrainSummary {
   std::string output_dir;
   int64_t max_steps = 0, steps_per_epoch = 0;
   bool completed = false;  // false: stopped early (stop_after_step), no final outputs written
+  std::string op_paths;    // which fast paths ran: "adamw fused, quick_gelu cuda_kernel" (bench rows record it)
 };
 
 TrainSummary run_train(const TrainOptions& options, const TrainHooks& hooks = {});

@@ -79,3 +79,35 @@ TEST(QuickGelu, NonContiguousAndShapedInput) {
   quick_gelu_reference(xs).pow(2).sum().backward();
   EXPECT_TRUE(torch::allclose(xr.grad(), xs.grad(), 1e-5, 1e-6));
 }
+
+// A registered kernel that throws is dropped after one line, and that very call (forward and backward) completes
+// on the fallback with the same values; the path says what happened (the GPU check's rows record it).
+namespace {
+void throwing_fwd(const torch::Tensor&, torch::Tensor&) { throw std::runtime_error("launch failed"); }
+void throwing_bwd(const torch::Tensor&, const torch::Tensor&, torch::Tensor&) {
+  throw std::runtime_error("launch failed");
+}
+}  // namespace
+
+TEST(QuickGelu, AFailingKernelFallsBackAndSaysSo) {
+  reset_quick_gelu_cuda_path();
+  EXPECT_EQ(quick_gelu_cuda_path(), "composite");
+  auto x0 = inputs(torch::kFloat);
+  auto x1 = x0.clone().requires_grad_(true), x2 = x0.clone().requires_grad_(true);
+  set_quick_gelu_cuda(throwing_fwd, throwing_bwd, /*any_device=*/true);
+  auto y1 = quick_gelu(x1);  // the kernel applies (any_device), throws, and the call still returns
+  EXPECT_EQ(quick_gelu_cuda_path(), "composite (CUDA kernel failed)");
+  y1.sum().backward();
+  quick_gelu(x2).sum().backward();  // kernels unregistered by now: the plain CPU path
+  EXPECT_TRUE(torch::equal(y1, quick_gelu(x0)));
+  EXPECT_TRUE(torch::equal(x1.grad(), x2.grad()));
+  // only the backward kernel fails: the forward ran on the kernel, the gradient on the fallback
+  set_quick_gelu_cuda([](const torch::Tensor& x, torch::Tensor& y) { y.copy_(quick_gelu_reference(x)); }, throwing_bwd,
+                      true);
+  reset_quick_gelu_cuda_path();
+  auto x3 = x0.clone().requires_grad_(true);
+  quick_gelu(x3).sum().backward();
+  EXPECT_EQ(quick_gelu_cuda_path(), "composite (CUDA kernel failed)");
+  EXPECT_TRUE(torch::allclose(x3.grad(), x2.grad(), 1e-6, 1e-6));
+  reset_quick_gelu_cuda_path();
+}

@@ -26,6 +26,7 @@ struct BenchArgs {
   int batch = 16, steps = 30, warmup = 5, image_size = 0, synth_n = 512, synth_max_width = 800;
   int decoded_cache_mb = 0, torch_threads = 0, repeats = 3;
   bool bf16 = false, media_pipeline_on = false;
+  bool jpeg_dct_scaling = true;  // false: full-resolution decode, as a Python loader does ("like for like")
   std::string media_decode = "auto";
   HubFlags hub;
 };
@@ -58,6 +59,7 @@ BenchConfigs bench_configs(const BenchArgs& a, const train::TrainOptions& base, 
   {
     train::TrainOptions o = base;
     o.dataloader_num_workers = 0;  // the batches are made once, up front (kInMemoryBatches)
+    o.media_decode = "auto";
     configs.push_back({{"in-memory batches", 0, false, true}, o});
   }
   const bool gpu = a.device != "cpu";
@@ -67,6 +69,7 @@ BenchConfigs bench_configs(const BenchArgs& a, const train::TrainOptions& base, 
       train::TrainOptions o = base;
       o.dataloader_num_workers = w;
       o.use_media_pipeline = media;
+      if (!media) o.media_decode = "auto";  // --media_decode is the media pipeline's: the loader rows decode on the CPU
       configs.push_back({{str("workers ", w, media ? " + GPU media" : ""), w, media, false}, o});
     }
   }
@@ -107,6 +110,7 @@ train::TrainOptions base_options(const BenchArgs& a, const std::string& data, in
   base.torch_threads = threads;
   base.decoded_cache_mb = a.decoded_cache_mb;
   base.media_decode = a.media_decode;
+  base.jpeg_dct_scaling = a.jpeg_dct_scaling;
   base.logging_steps = a.steps;
   base.learning_rate = 1e-4;
   base.save_final_model = false;
@@ -118,7 +122,8 @@ train::TrainOptions base_options(const BenchArgs& a, const std::string& data, in
 // The report's rows over the runs measured so far: each configuration's median run by throughput, with its own
 // data wait.
 void build_rows(train::BenchReport& rep, const BenchConfigs& configs,
-                const std::vector<std::vector<std::pair<double, double>>>& samples) {
+                const std::vector<std::vector<std::pair<double, double>>>& samples,
+                const std::vector<std::string>& paths) {
   rep.rows.clear();
   for (size_t c = 0; c < configs.size(); ++c) {
     if (samples[c].empty()) continue;
@@ -127,6 +132,7 @@ void build_rows(train::BenchReport& rep, const BenchConfigs& configs,
     train::BenchRow row = configs[c].first;
     row.samples_per_s = v[v.size() / 2].first;
     row.data_wait_percent = v[v.size() / 2].second;
+    row.paths = paths[c];
     rep.rows.push_back(row);
   }
 }
@@ -145,15 +151,17 @@ void run(const BenchArgs& a) {
   train::BenchReport rep;
   rep.title = str("bridgetune bench: ", a.preset, " preset, batch ", a.batch, ", ", a.steps, " steps (", a.warmup,
                   " warm-up), ", a.device, a.bf16 ? " bf16" : "",
+                  a.jpeg_dct_scaling ? "" : ", full-resolution JPEG decode",
                   a.device == "cpu" ? str(", ", threads, " torch threads") : "");
   // Every configuration once per repetition, interleaved (machine noise hits all alike); medians reported.
   const auto configs = bench_configs(a, base, workers);
   std::vector<std::vector<std::pair<double, double>>> samples(configs.size());
   std::vector<std::string> errors;  // "label: message" of every failed run
+  std::vector<std::string> paths(configs.size());  // the last run's fast paths per configuration
   // bench_results.json is rewritten after every run ("complete": false until the last), so a run cut off by a
   // time limit (the GPU check's) still leaves every row it measured.
   auto write_json = [&](bool complete) {
-    build_rows(rep, configs, samples);
+    build_rows(rep, configs, samples, paths);
     auto j = rep.to_json();
     j["complete"] = complete;
     j["errors"] = errors;
@@ -173,6 +181,8 @@ void run(const BenchArgs& a) {
         auto s = train::run_train(o, hooks);
         std::printf("%.1f samples/s, data wait %.1f %%\n", s.train_samples_per_second, s.data_wait_percent);
         samples[c].push_back({s.train_samples_per_second, s.data_wait_percent});
+        paths[c] = row.in_memory || !row.media_pipeline ? s.op_paths
+                                                        : str(s.op_paths, ", media_decode ", a.media_decode);
       } catch (const std::exception& e) {  // one failing configuration (e.g. out of memory) must not lose the rest
         std::printf("FAILED: %s\n", e.what());
         errors.push_back(str(row.label, ": ", e.what()));
@@ -204,6 +214,9 @@ void setup(CLI::App& app) {
   app.add_option("--image_size", a->image_size, "0: the preset's")->capture_default_str();
   app.add_option("--device", a->device, "cpu|cuda")->capture_default_str();
   app.add_flag("--bf16", a->bf16);
+  app.add_option("--jpeg_dct_scaling", a->jpeg_dct_scaling,
+                 "false: decode JPEGs at full resolution, as PIL does (a like-for-like comparison with a Python loader)")
+      ->capture_default_str();
   app.add_flag("--use_media_pipeline", a->media_pipeline_on, "Also measure the GPU media pipeline (GPU only)");
   app.add_option("--media_decode", a->media_decode, "The media pipeline's JPEG decode: auto|gpu (nvJPEG)|cpu")->capture_default_str();
   app.add_option("--decoded_cache_mb", a->decoded_cache_mb, "0: decode every image every time (real JPEG loading)")->capture_default_str();

@@ -5,12 +5,13 @@
 
 #include "common/error.h"
 
+#include "model/quick_gelu.h"
+
 #if defined(BT_HAVE_CUDA) && defined(BT_TORCH_CUDA)
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 
 #include "cuda/quick_gelu.h"
-#include "model/quick_gelu.h"
 #endif
 
 namespace bt::train {
@@ -43,18 +44,37 @@ void bwd(const torch::Tensor& dy, const torch::Tensor& x, torch::Tensor& dx) {
 
 }  // namespace
 
-bool register_cuda_ops() {
-  if (!fused_ops_enabled()) return false;
+bool register_real_kernels() {
   model::set_quick_gelu_cuda(fwd, bwd);
   return true;
 }
 #else
-bool register_cuda_ops() { return false; }
+bool register_real_kernels() { return false; }
 #endif
+
+namespace {
+[[noreturn]] void injected_failure() { fail("simulated kernel failure (BT_FUSED_OPS=fail)"); }
+void failing_fwd(const torch::Tensor&, torch::Tensor&) { injected_failure(); }
+void failing_bwd(const torch::Tensor&, const torch::Tensor&, torch::Tensor&) { injected_failure(); }
+}  // namespace
+
+bool register_cuda_ops() {
+  if (fused_ops_fail_injected()) {
+    model::set_quick_gelu_cuda(failing_fwd, failing_bwd, /*any_device=*/true);
+    return true;
+  }
+  if (!fused_ops_enabled()) return false;
+  return register_real_kernels();
+}
 
 bool fused_ops_enabled() {
   const char* v = std::getenv("BT_FUSED_OPS");
   return !(v && std::strcmp(v, "0") == 0);
+}
+
+bool fused_ops_fail_injected() {
+  const char* v = std::getenv("BT_FUSED_OPS");
+  return v && std::strcmp(v, "fail") == 0;
 }
 
 }  // namespace bt::train

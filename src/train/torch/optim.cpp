@@ -4,6 +4,10 @@
 #include <optional>
 
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/version.h>
+
+#include <atomic>
+#include <cstdio>
 
 #include "common/error.h"
 #include "model/bridgetower.h"
@@ -55,6 +59,7 @@ void AdamW::step(double lr) {
     }
     const auto [decay, step] = key;
     if (fused_step(p, g, m, v, decay, step, lr)) continue;
+    if (last_path_.load() == Path::kNone) last_path_.store(Path::kForeach);
     if (decay) at::_foreach_mul_(p, 1.0 - lr * opt_.weight_decay);
     at::_foreach_mul_(m, opt_.beta1);
     at::_foreach_add_(m, g, 1.0 - opt_.beta1);
@@ -75,9 +80,14 @@ namespace {
 // default adamw_torch_fused run). It is looked up in the dispatcher at run time, not named in C++, so one source
 // compiles against every libtorch (Debian's 1.13 has no such op) and a schema that ever differs from this
 // signature turns the fused path off instead of failing the build.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+using OptTensor = std::optional<at::Tensor>;  // c10::optional became std::optional's (deprecated) alias in 2.4
+#else
+using OptTensor = c10::optional<at::Tensor>;
+#endif
 using FusedAdamWFn = void(at::TensorList, at::TensorList, at::TensorList, at::TensorList, at::TensorList,
                           at::TensorList, double, double, double, double, double, bool, bool,
-                          const c10::optional<at::Tensor>&, const c10::optional<at::Tensor>&);
+                          const OptTensor&, const OptTensor&);
 
 const c10::TypedOperatorHandle<FusedAdamWFn>* fused_adamw_op() {
   static const auto op = []() -> std::optional<c10::TypedOperatorHandle<FusedAdamWFn>> {
@@ -92,16 +102,31 @@ const c10::TypedOperatorHandle<FusedAdamWFn>* fused_adamw_op() {
   return op ? &*op : nullptr;
 }
 
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
 }  // namespace
 
+std::atomic<AdamW::Path> AdamW::last_path_{AdamW::Path::kNone};
+
 bool AdamW::fused_available() { return fused_adamw_op() != nullptr; }
+
+std::string AdamW::path_used() {
+  switch (last_path_.load()) {
+    case Path::kFused: return "fused";
+    case Path::kFallback: return "foreach (fused kernel failed)";
+    case Path::kForeach: return "foreach";
+    default: return "none";
+  }
+}
 
 bool AdamW::fused_step(const std::vector<torch::Tensor>& p, const std::vector<torch::Tensor>& g,
                        const std::vector<torch::Tensor>& m, const std::vector<torch::Tensor>& v, bool decay,
                        int64_t step, double lr) {
-  const auto* op = opt_.fused && !p.empty() ? fused_adamw_op() : nullptr;
-  if (!op) return false;
-  for (size_t i = 0; i < p.size(); ++i)  // the kernel's contract: CUDA, one floating dtype per tensor set
+  if (!opt_.fused || p.empty()) return false;
+  const bool inject = fused_ops_fail_injected();  // BT_FUSED_OPS=fail: take the path anywhere, and fail
+  const auto* op = fused_adamw_op();
+  if (!op && !inject) return false;
+  for (size_t i = 0; i < p.size() && !inject; ++i)  // the kernel's contract: CUDA, one floating dtype per set
     if (!p[i].is_cuda() || !g[i].is_cuda() || g[i].scalar_type() != p[i].scalar_type() ||
         !at::isFloatingType(p[i].scalar_type()))
       return false;
@@ -113,8 +138,21 @@ bool AdamW::fused_step(const std::vector<torch::Tensor>& p, const std::vector<to
     t = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat32).device(p[0].device()));
   t.fill_(static_cast<double>(step));
   const std::vector<torch::Tensor> steps(p.size(), t);
-  op->call(p, g, m, v, /*max_exp_avg_sqs=*/{}, steps, lr, opt_.beta1, opt_.beta2, decay ? opt_.weight_decay : 0.0,
-           opt_.eps, /*amsgrad=*/false, /*maximize=*/false, c10::nullopt, c10::nullopt);
+  try {
+    if (inject) fail("simulated kernel failure (BT_FUSED_OPS=fail)");
+    op->call(p, g, m, v, /*max_exp_avg_sqs=*/{}, steps, lr, opt_.beta1, opt_.beta2,
+             decay ? opt_.weight_decay : 0.0, opt_.eps, /*amsgrad=*/false, /*maximize=*/false, OptTensor(),
+             OptTensor());
+  } catch (const std::exception& e) {
+    // The kernel checks its inputs before it writes anything, so the _foreach_ path can take this step over.
+    // One line, then the composite path for the rest of the run (a fast path must never cost the run).
+    std::fprintf(stderr, "bridgetune: fused AdamW kernel failed (%s); using the _foreach_ path from now on\n",
+                 first_line(e.what()).c_str());
+    opt_.fused = false;
+    last_path_.store(Path::kFallback);
+    return false;
+  }
+  last_path_.store(Path::kFused);
   return true;
 }
 

@@ -9,6 +9,7 @@
 #include "dist/env.h"
 #include "hub/hub.h"
 #include "model/preprocessor.h"
+#include "model/quick_gelu.h"
 #include "source/source.h"
 #include "text/train_bpe.h"
 #include "train/checkpoint_dir.h"
@@ -243,7 +244,9 @@ void build_model(TrainRun& r) {
   if (o.freeze_text_pooler) model::freeze_parameters(*r.model, model::kTextPoolerPrefix);
   r.model->to(r.device);
   r.model->train();
-  if (r.device.is_cuda()) register_cuda_ops();  // the fused QuickGELU kernels (a no-op without them)
+  model::reset_quick_gelu_cuda_path();  // this run's op paths (TrainSummary::op_paths)
+  AdamW::reset_path_used();
+  register_cuda_ops();  // the fused QuickGELU kernels for CUDA tensors (a no-op without them)
   r.opt.emplace(make_adamw(*r.model, {o.learning_rate, o.adam_beta1, o.adam_beta2, o.adam_epsilon, o.weight_decay}));
 }
 

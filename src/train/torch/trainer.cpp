@@ -14,12 +14,14 @@
 #include "common/error.h"
 #include "dist/gather.h"
 #include "model/contrastive_loss.h"
+#include "model/quick_gelu.h"
 #include "train/checkpoint_dir.h"
 #include "train/plot.h"
 #include "train/progress.h"
 #include "train/run_log.h"
 #include "train/throughput.h"
 #include "train/torch/batch_provider.h"
+#include "train/torch/cuda_ops.h"
 #include "train/torch/embed_eval.h"
 #include "train/torch/evaluate.h"
 #include "train/torch/train_setup.h"
@@ -263,6 +265,8 @@ TrainSummary TrainLoop::finish() {
   sum.final_loss = st.last_window_loss;
   sum.first_loss = first_loss_;
   sum.data_wait_percent = rs.data_wait_percent;
+  sum.op_paths = str("adamw ", AdamW::path_used(),
+                     r_.device.is_cuda() || fused_ops_fail_injected() ? str(", quick_gelu ", model::quick_gelu_cuda_path()) : std::string());
   if (evaluated_) sum.eval_loss = last_eval_.loss;
   if (!r_.main_rank) return sum;
 

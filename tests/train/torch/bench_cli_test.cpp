@@ -47,3 +47,27 @@ TEST(BenchCli, FailingConfigurationsAreRecordedAndTheExitStatusSaysSo) {
   EXPECT_NE(j["errors"][0].get<std::string>().find("in-memory batches: "), std::string::npos);
   EXPECT_NE(bt::test::slurp(dir.string() + ".log").find("every configuration failed"), std::string::npos);
 }
+
+// Every row names the fast paths it ran; with the fast paths forced to fail (BT_FUSED_OPS=fail) the rows are still
+// written and say they fell back.
+TEST(BenchCli, RowsNameTheirPathsAndSurviveFailingFusedOps) {
+  const fs::path dir = fs::temp_directory_path() / "bt_bench_cli_paths";
+  fs::remove_all(dir);
+  int rc = -1;
+  ASSERT_EQ(setenv("BT_FUSED_OPS", "fail", 1), 0);  // inherited by the spawned bridgetune
+  const auto j = run_bench(dir, {}, &rc);
+  unsetenv("BT_FUSED_OPS");
+  const std::string log = bt::test::slurp(dir.string() + ".log");
+  ASSERT_EQ(rc, 0) << log;
+  ASSERT_EQ(j["rows"].size(), 2u);
+  for (const auto& row : j["rows"]) {
+    const std::string paths = row["paths"].get<std::string>();
+    EXPECT_NE(paths.find("adamw foreach (fused kernel failed)"), std::string::npos) << paths;
+    EXPECT_NE(paths.find("quick_gelu composite (CUDA kernel failed)"), std::string::npos) << paths;
+  }
+  EXPECT_NE(log.find("QuickGELU CUDA kernel failed"), std::string::npos) << log;
+  // without the knob, a CPU run names the plain paths
+  const auto plain = run_bench(dir, {}, &rc);
+  ASSERT_EQ(rc, 0);
+  EXPECT_EQ(plain["rows"][0]["paths"], "adamw foreach");
+}

@@ -112,3 +112,36 @@ TEST(AdamW, FusedMatchesForeachOnCuda) {
   EXPECT_LT((b1 - b2).abs().max().item<double>(), 1e-5);
   EXPECT_GT((w1 - w0).abs().max().item<double>(), 1e-3);
 }
+
+// BT_FUSED_OPS=fail takes the fused path on any device and makes it throw: the step is done by the _foreach_
+// path instead (bit-identical to a non-fused optimizer), one line says so, and path_used() records it.
+TEST(AdamW, AFailingFusedKernelFallsBackToForeach) {
+  torch::manual_seed(0);
+  auto w0 = torch::randn({6, 3}), x = torch::randn({2, 6});
+  auto w1 = w0.clone().requires_grad_(true), w2 = w0.clone().requires_grad_(true);
+  AdamWOptions fused{1e-2, 0.9, 0.999, 1e-8, 0.1, true}, plain = fused;
+  plain.fused = false;
+  ASSERT_EQ(setenv("BT_FUSED_OPS", "fail", 1), 0);
+  AdamW a({{"w", w1, true}}, fused), b({{"w", w2, true}}, plain);
+  AdamW::reset_path_used();
+  testing::internal::CaptureStderr();
+  for (int s = 0; s < 3; ++s) {
+    for (auto* w : {&w1, &w2}) torch::matmul(x, *w).pow(2).sum().backward();
+    a.step(1e-2);
+    b.step(1e-2);
+    a.zero_grad();
+    b.zero_grad();
+  }
+  const std::string err = testing::internal::GetCapturedStderr();
+  unsetenv("BT_FUSED_OPS");
+  EXPECT_EQ(AdamW::path_used(), "foreach (fused kernel failed)");
+  EXPECT_TRUE(torch::equal(w1, w2));
+  EXPECT_FALSE(torch::equal(w1, w0));
+  // one line, once: the fused path is off for the rest of the run
+  EXPECT_NE(err.find("fused AdamW kernel failed (simulated kernel failure"), std::string::npos) << err;
+  EXPECT_EQ(err.find("fused AdamW", err.find("fused AdamW") + 1), std::string::npos) << err;
+  AdamW::reset_path_used();
+  torch::matmul(x, w2).pow(2).sum().backward();  // (a parameter without a gradient is skipped: no path at all)
+  b.step(1e-2);
+  EXPECT_EQ(AdamW::path_used(), "foreach");
+}
