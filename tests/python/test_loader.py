@@ -160,8 +160,11 @@ def test_rss_does_not_grow_over_20_epochs(data_dir, tokenizer_dir):
 
 
 def test_ctrl_c_stops_cleanly(data_dir):
+    # The child restores Python's SIGINT handler itself: a suite started with SIGINT ignored (a background job,
+    # `trap '' INT`, no terminal) passes SIG_IGN down, and Python then installs no KeyboardInterrupt handler.
     script = f"""
-import sys, bridgetune
+import signal, sys, bridgetune
+signal.signal(signal.SIGINT, signal.default_int_handler)
 loader = bridgetune.DataLoader({data_dir!r}, batch_size=8, image_size=256, num_workers=2)
 try:
     for epoch in range(10**6):
