@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <exception>
 
+#include "cli/args.h"
 #include "cli/command.h"
 #include "common/error.h"
 #include "common/terminal.h"
@@ -25,8 +26,12 @@ int main(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(c.name, c.description);
     c.setup(*sub);
   }
+  app.set_version_flag("--version", std::string("bridgetune ") + BT_VERSION);
   try {
-    app.parse(argc, argv);
+    // HF conventions (args file, last wins, `--flag True`, suggestions): cli/args.h. CLI11 takes them reversed.
+    std::vector<std::string> args = bt::cli::normalize_args(app, std::vector<std::string>(argv + 1, argv + argc));
+    std::reverse(args.begin(), args.end());
+    app.parse(args);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const std::exception& e) {

@@ -340,6 +340,8 @@ args = load("training_args.json")
 check(args["do_train"] is True and args["remove_unused_columns"] is False and args["learning_rate"] == 1e-5 and
       args["per_device_train_batch_size"] == 4 and args["dataset_name"] == "jmhessel/newyorker_caption_contest",
       f"training_args.json: {args}")
+check(args["save_strategy"] == "no" and args["bf16"] is False and args["fp16"] is False and
+      isinstance(args["bridgetune_version"], str) and args["bridgetune_demo"] is False, f"training_args.json: {args}")
 card = open(os.path.join(OUT, "README.md")).read()
 for s in ["base_model: BridgeTower/bridgetower-large-itm-mlm-itc", "- jmhessel/newyorker_caption_contest",
           "- learning_rate: 1e-05", "- train_batch_size: 4", "- Loss: ", "| Training Loss | Epoch | Step |"]:

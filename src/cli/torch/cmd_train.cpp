@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/hf_compat.h"
 #include "cli/hub_flags.h"
 #include "common/error.h"
 #include "data/captions_dataset.h"
@@ -40,9 +41,41 @@ nlohmann::json arguments_of(const CLI::App& app) {
       j[name] = opt->count() > 0 && (opt->results().empty() || CLI::detail::to_flag_value(opt->results().back()) > 0);
       continue;
     }
+    if (opt->get_type_name() == "BOOLEAN") {  // a bool option (--jpeg_dct_scaling false): JSON true/false, not 1/0
+      j[name] = CLI::detail::to_flag_value(v) > 0;
+      continue;
+    }
     auto parsed = nlohmann::json::parse(v, nullptr, false);
     j[name] = !parsed.is_discarded() && (parsed.is_number() || parsed.is_boolean()) ? parsed : nlohmann::json(v);
   }
+  return j;
+}
+
+// training_args.json records the run as it ran: the values after the demo's defaults, the strategies and the
+// aliases (--fp16 -> bf16), with HF's key names and JSON types, over the flags as given.
+nlohmann::json effective_arguments(nlohmann::json j, const train::TrainOptions& o, bool demo) {
+  j["learning_rate"] = o.learning_rate;
+  j["per_device_train_batch_size"] = o.per_device_train_batch_size;
+  j["per_device_eval_batch_size"] = o.per_device_eval_batch_size;
+  j["num_train_epochs"] = o.num_train_epochs;
+  j["max_steps"] = o.max_steps;
+  j["warmup_ratio"] = o.warmup_ratio;
+  j["warmup_steps"] = o.warmup_steps;
+  j["logging_steps"] = o.logging_steps;
+  auto strategy = [](int64_t steps) { return steps == 0 ? "no" : steps < 0 ? "epoch" : "steps"; };
+  j["eval_strategy"] = strategy(o.eval_steps);
+  j["eval_steps"] = o.eval_steps > 0 ? nlohmann::json(o.eval_steps) : nlohmann::json(nullptr);
+  j["save_strategy"] = strategy(o.save_steps);
+  j["save_steps"] = o.save_steps > 0 ? nlohmann::json(o.save_steps) : nlohmann::json(nullptr);
+  j["bf16"] = o.bf16;
+  j["fp16"] = false;  // --fp16 runs as bf16 autocast here
+  j["dropout"] = o.dropout;
+  j["seed"] = o.seed;
+  j["resume_from_checkpoint"] = o.resume_from_checkpoint.empty() ? nlohmann::json(nullptr)
+                                                                  : nlohmann::json(o.resume_from_checkpoint);
+  j["world_size"] = o.world_size;
+  j["bridgetune_demo"] = demo;
+  j["bridgetune_version"] = BT_VERSION;
   return j;
 }
 
@@ -82,9 +115,9 @@ void add_model_and_data_flags(CLI::App& app, TrainFlags& f) {
   app.add_option("--dataset_name", r->dataset.name, "HF dataset: hub id in the local HF cache (e.g. jmhessel/newyorker_caption_contest) or a folder of the same layout; splits train/validation/test feed --do_train/--do_eval/--do_predict");
   app.add_option("--dataset_config_name", r->dataset.config, "Its config (e.g. matching)");
   app.add_option("--dataset_revision", r->dataset.revision, "Hub datasets: branch, tag or commit")->capture_default_str();
-  app.add_option("--image_column", o->image_column)->capture_default_str();
+  app.add_option("--image_column", o->image_column, "Image column of a CSV/JSONL/parquet dataset")->capture_default_str();
   f.caption_column = app.add_option("--caption_column", o->caption_column, "Caption column (parquet default: image_description, as the HF New Yorker set)")->capture_default_str();
-  app.add_option("--output_dir", o->output_dir)->capture_default_str();
+  app.add_option("--output_dir", o->output_dir, "Where checkpoints, the final model and the result files go")->capture_default_str();
   app.add_flag("--overwrite_output_dir", o->overwrite_output_dir, "Replace a finished or interrupted run in --output_dir");
 }
 
@@ -113,32 +146,32 @@ void add_hf_flags(CLI::App& app, TrainFlags& f) {
 
 void add_optimisation_flags(CLI::App& app, TrainFlags& f) {
   train::TrainOptions* o = &f.recipe.train;
-  f.batch_size = app.add_option("--per_device_train_batch_size", o->per_device_train_batch_size)->capture_default_str();
-  app.add_option("--per_device_eval_batch_size", o->per_device_eval_batch_size)->capture_default_str();
-  f.learning_rate = app.add_option("--learning_rate", o->learning_rate)->capture_default_str();
-  app.add_option("--weight_decay", o->weight_decay)->capture_default_str();
-  app.add_option("--adam_beta1", o->adam_beta1)->capture_default_str();
-  app.add_option("--adam_beta2", o->adam_beta2)->capture_default_str();
-  app.add_option("--adam_epsilon", o->adam_epsilon)->capture_default_str();
-  app.add_option("--warmup_steps", o->warmup_steps)->capture_default_str();
-  f.warmup_ratio = app.add_option("--warmup_ratio", o->warmup_ratio)->capture_default_str();
+  f.batch_size = app.add_option("--per_device_train_batch_size", o->per_device_train_batch_size, "Training batch per process (images)")->capture_default_str();
+  app.add_option("--per_device_eval_batch_size", o->per_device_eval_batch_size, "Evaluation batch per process (images)")->capture_default_str();
+  f.learning_rate = app.add_option("--learning_rate", o->learning_rate, "Peak AdamW learning rate (after warm-up)")->capture_default_str();
+  app.add_option("--weight_decay", o->weight_decay, "AdamW weight decay (not on biases and LayerNorm weights, as HF)")->capture_default_str();
+  app.add_option("--adam_beta1", o->adam_beta1, "AdamW beta1")->capture_default_str();
+  app.add_option("--adam_beta2", o->adam_beta2, "AdamW beta2")->capture_default_str();
+  app.add_option("--adam_epsilon", o->adam_epsilon, "AdamW epsilon")->capture_default_str();
+  app.add_option("--warmup_steps", o->warmup_steps, "Linear warm-up steps (overrides --warmup_ratio when > 0)")->capture_default_str();
+  f.warmup_ratio = app.add_option("--warmup_ratio", o->warmup_ratio, "Warm-up as a fraction of the total steps")->capture_default_str();
   app.add_option("--lr_scheduler_type", o->lr_scheduler_type, "linear|cosine|constant|constant_with_warmup")->capture_default_str();
-  f.epochs = app.add_option("--num_train_epochs", o->num_train_epochs)->capture_default_str();
+  f.epochs = app.add_option("--num_train_epochs", o->num_train_epochs, "Epochs (fractions allowed) when --max_steps <= 0")->capture_default_str();
   f.max_steps = app.add_option("--max_steps", o->max_steps, "Optimizer steps (overrides --num_train_epochs when > 0)")->capture_default_str();
-  app.add_option("--gradient_accumulation_steps", o->gradient_accumulation_steps)->capture_default_str();
+  app.add_option("--gradient_accumulation_steps", o->gradient_accumulation_steps, "Batches summed per optimizer step (each batch its own contrastive negatives)")->capture_default_str();
   app.add_option("--max_grad_norm", o->max_grad_norm, "Clip the total gradient norm (<= 0: off)")->capture_default_str();
-  app.add_option("--seed", o->seed)->capture_default_str();
-  app.add_flag("--freeze_vision_model", o->freeze_vision_model);
-  app.add_flag("--freeze_text_model", o->freeze_text_model);
+  app.add_option("--seed", o->seed, "Seed of the initialisation, the data order, the crops and dropout")->capture_default_str();
+  app.add_flag("--freeze_vision_model", o->freeze_vision_model, "Train without updating the vision tower");
+  app.add_flag("--freeze_text_model", o->freeze_text_model, "Train without updating the text tower");
   app.add_option("--freeze_text_pooler", o->freeze_text_pooler, "true|false")->capture_default_str();
 }
 
 void add_pipeline_and_runtime_flags(CLI::App& app, TrainFlags& f) {
   train::RecipeOptions* r = &f.recipe;
   train::TrainOptions* o = &r->train;
-  app.add_option("--max_seq_length", o->max_seq_length)->capture_default_str();
+  app.add_option("--max_seq_length", o->max_seq_length, "Caption truncation (tokens)")->capture_default_str();
   app.add_option("--dataloader_num_workers", o->dataloader_num_workers, "Loader threads (0: load in the step loop)")->capture_default_str();
-  app.add_option("--prefetch_batches", o->prefetch_batches)->capture_default_str();
+  app.add_option("--prefetch_batches", o->prefetch_batches, "Batches the loader keeps ready ahead of the step")->capture_default_str();
   app.add_option("--image_size", o->image_size, "0: the model's vision image_size")->capture_default_str();
   app.add_option("--dedupe_images_in_batch", o->dedupe_images_in_batch, "true|false: keep repeated images out of one batch")->capture_default_str();
   app.add_flag("--use_media_pipeline", o->use_media_pipeline, "Decode/resize on the GPU (CUDA builds, --device cuda)");
@@ -158,7 +191,7 @@ void add_pipeline_and_runtime_flags(CLI::App& app, TrainFlags& f) {
   f.dropout = app.add_option("--dropout", o->dropout, "Override the model's hidden/attention dropout (< 0: the config's)")->capture_default_str();
   app.add_flag("--bf16", o->bf16, "bf16 autocast (CUDA; CPU where libtorch supports it)");
   app.add_option("--torch_threads", o->torch_threads, "Intra-op threads (0: cores left by the loader workers, at least 1)")->capture_default_str();
-  f.logging_steps = app.add_option("--logging_steps", o->logging_steps)->capture_default_str();
+  f.logging_steps = app.add_option("--logging_steps", o->logging_steps, "Log the mean loss every N steps")->capture_default_str();
   f.eval_steps = app.add_option("--eval_steps", o->eval_steps, "0: eval only at the end")->capture_default_str();
   f.save_steps = app.add_option("--save_steps", o->save_steps, "Checkpoint every N steps (0: none)")->capture_default_str();
   app.add_option("--save_total_limit", o->save_total_limit, "Keep the newest N checkpoints (0: all)")->capture_default_str();
@@ -227,18 +260,35 @@ void run(const CLI::App& app, const TrainFlags& f) {
   // message) instead of failing the collective with a bt::Error that names the rank and the operation.
   if (env.distributed()) std::signal(SIGPIPE, SIG_IGN);
   const bool data_given = !opts.train_file.empty() || !opts.train_shards.empty() || !recipe.dataset.name.empty();
-  if (!data_given && (recipe.do_train || !(recipe.do_eval || recipe.do_predict))) apply_demo_defaults(f, opts);
+  const bool demo = !data_given && (recipe.do_train || !(recipe.do_eval || recipe.do_predict));
+  if (demo) apply_demo_defaults(f, opts);
   apply_strategies(f, opts);
+  recipe.arguments = effective_arguments(std::move(recipe.arguments), opts, demo);
   train::run_recipe(recipe);
+}
+
+// Puts the options added since the first `from` (still in CLI11's default group) under `name` in --help.
+void group_since(CLI::App& app, size_t from, const std::string& name) {
+  const auto opts = app.get_options();
+  for (size_t i = from; i < opts.size(); ++i)
+    if (opts[i]->get_group() == "Options") opts[i]->group(name);
 }
 
 void setup(CLI::App& app) {
   auto f = std::make_shared<TrainFlags>();
   add_model_and_data_flags(app, *f);
+  group_since(app, 1, "Model & data");  // (0: --help)
+  size_t n = app.get_options().size();
   add_hf_flags(app, *f);
+  group_since(app, n, "HF recipe: phases, outputs, strategies");
+  n = app.get_options().size();
   add_optimisation_flags(app, *f);
+  group_since(app, n, "Optimisation & schedule");
+  n = app.get_options().size();
   add_pipeline_and_runtime_flags(app, *f);
+  group_since(app, n, "Loader, media pipeline, runtime, logging & checkpoints");
   app.add_option("--stop_after_step", f->recipe.hooks.stop_after_step, "Testing: stop after step N as if interrupted")->group("");
+  add_hf_compat_flags(app);  // HF TrainingArguments without an effect here: a note, or refused with the reason
   unquote_values(app);
   app.callback([&app, f] { run(app, *f); });
 }

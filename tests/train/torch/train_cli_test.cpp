@@ -182,6 +182,17 @@ TEST_F(TrainCli, DemoLossFalls) {
   EXPECT_LT(l.back(), l.front() - 0.3) << "first window " << l.front() << ", last " << l.back();
   auto res = bt::train::read_json_file(out / "train_results.json");
   EXPECT_TRUE(res.contains("eval_t2i_r1"));
+  // training_args.json is the run as it ran: the demo's own recipe, HF's keys and JSON types
+  auto args = bt::train::read_json_file(out / "training_args.json");
+  EXPECT_EQ(args.at("learning_rate").get<double>(), 1e-3);
+  EXPECT_EQ(args.at("per_device_train_batch_size").get<int>(), 32);
+  EXPECT_EQ(args.at("max_steps").get<int>(), 96);
+  EXPECT_EQ(args.at("eval_strategy"), "no");
+  EXPECT_EQ(args.at("save_strategy"), "no");
+  EXPECT_TRUE(args.at("bridgetune_demo").get<bool>());
+  EXPECT_TRUE(args.at("bf16").is_boolean());
+  EXPECT_TRUE(args.at("jpeg_dct_scaling").is_boolean()) << args.at("jpeg_dct_scaling");
+  EXPECT_FALSE(args.at("bridgetune_version").get<std::string>().empty());
 }
 
 // The demo as `make demo` runs it (no flags): held-out matching and retrieval start at chance and end far above
