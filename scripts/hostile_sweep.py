@@ -276,6 +276,36 @@ def config_cases(tmp):
         run_case("config/%s" % name, ["info", "--model_name_or_path", d], expect_ok=None if name == "deep_nesting" else False)
 
 
+def special_file_cases(tmp):
+    """Every file a folder names, replaced by a FIFO (a blocking open would hang) or a link to /dev/zero (an endless
+    read): each must fail at once with one line naming it (common/file_gate.h)."""
+    def special(path, kind):
+        if os.path.exists(path):
+            os.remove(path)
+        if kind == "fifo":
+            os.mkfifo(path)
+        else:
+            os.symlink("/dev/zero", path)
+    for name in ["vocab.json", "merges.txt"]:  # a tokenizer folder
+        for kind in ("fifo", "dev_zero"):
+            d = os.path.join(tmp, "special_tok_%s_%s" % (kind, name))
+            shutil.copytree(os.path.join(ROOT, "tests/text/fixtures/tiny"), d)
+            special(os.path.join(d, name), kind)
+            run_case("special/%s tokenizer %s" % (kind, name), ["tokenize", "--tokenizer_dir", d], expect_ok=False)
+    for name in ["config.json", "model.safetensors"]:  # what `info` reads of a model folder
+        for kind in ("fifo", "dev_zero"):
+            d = os.path.join(tmp, "special_%s_%s" % (kind, name))
+            shutil.copytree(FIXTURE, d)
+            special(os.path.join(d, name), kind)
+            run_case("special/%s %s" % (kind, name), ["info", "--model_name_or_path", d], expect_ok=False)
+    fifo = os.path.join(tmp, "special_args.json")
+    os.mkfifo(fifo)
+    run_case("special/fifo args.json", ["train", fifo], expect_ok=False)
+    img = os.path.join(tmp, "special_image.jpg")
+    os.symlink("/dev/zero", img)
+    run_case("special/dev_zero preprocess image", ["preprocess", img, "--out", os.path.join(tmp, "x.npy")], expect_ok=False)
+
+
 def checkpoint_cases(tmp):
     # A real run to get genuine checkpoints (tiny preset, 2 steps).
     src = os.path.join(tmp, "ck_src")
@@ -307,7 +337,8 @@ def main():
         sys.exit("no %s: build first" % EXE)
     tmp = tempfile.mkdtemp(prefix="bt_hostile_")
     try:
-        for group in (image_cases, captions_file_cases, tar_cases, parquet_cases, config_cases, checkpoint_cases):
+        for group in (image_cases, captions_file_cases, tar_cases, parquet_cases, config_cases, special_file_cases,
+                      checkpoint_cases):
             group(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/file_gate.h"
 
 namespace bt::cli {
 
@@ -47,11 +47,7 @@ std::string read_args_file(const std::string& path) {
   const auto st = fs::status(path, ec);
   if (ec || !fs::exists(st)) fail(path, ": args file not found");
   if (!fs::is_regular_file(st)) fail(path, ": args file is not a regular file");
-  if (fs::file_size(path, ec) > kMaxArgsFileBytes) fail(path, ": args file larger than 1 MiB");
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+  return read_small_file(path, kMaxArgsFileBytes);
 }
 
 // One flag group from a scalar or list value.
@@ -204,8 +200,13 @@ std::vector<std::string> normalize_args(CLI::App& app, std::vector<std::string> 
     fail("unknown command '", args[0], "'", near.empty() ? "" : " (did you mean '" + near + "'?)",
          "; commands: ", list);
   }
-  // args[1] an args file: its flags first, so the command line's own flags (after it) win.
-  if (args.size() > 1 && args[1].rfind("-", 0) != 0) {
+  // args[1] an args file: its flags first, so the command line's own flags (after it) win. Commands with a
+  // positional argument of their own (preprocess IMAGE) take none.
+  const auto opts = sub->get_options();
+  const bool has_positional = std::any_of(opts.begin(), opts.end(), [](const CLI::Option* o) {
+    return !o->nonpositional();
+  });
+  if (!has_positional && args.size() > 1 && args[1].rfind("-", 0) != 0) {
     const std::string l = lower(args[1]);
     if (ends_with(l, ".json") || ends_with(l, ".yaml") || ends_with(l, ".yml")) {
       auto flags = args_file_flags(args[1]);

@@ -14,6 +14,8 @@
 #include "media/npy.h"
 #include "media/transform.h"
 #include "model/config.h"
+#include "common/file_gate.h"
+#include "data/captions_parse.h"
 
 namespace {
 
@@ -26,10 +28,11 @@ struct PreprocessArgs {
   uint64_t max_image_pixels = bt::media::kDefaultMaxImagePixels;
 };
 
+// Through the file gate: a FIFO or /dev/zero named as the image is refused, an image over the loader's byte cap too.
 std::vector<uint8_t> read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) bt::fail(path, ": cannot open (check the IMAGE path)");
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+  std::vector<uint8_t> bytes;
+  bt::read_regular_file(path, bytes, bt::data::kDefaultMaxImageBytes);
+  return bytes;
 }
 
 void run(const PreprocessArgs& a) {

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "common/error.h"
+#include "common/file_gate.h"
 #include "data/tar_dataset.h"
 
 namespace fs = std::filesystem;
@@ -24,47 +25,8 @@ bool ends_with(const std::string& s, std::string_view suffix) {
                                                  [](char a, char b) { return std::tolower(a) == b; });
 }
 
-// Why a file cannot be read as data, or "" when it can: only regular files qualify (a FIFO would block, a
-// device such as /dev/zero never ends, a folder has no bytes).
-std::string not_regular(const struct stat& st) {
-  if (S_ISREG(st.st_mode)) return "";
-  if (S_ISDIR(st.st_mode)) return "is a folder, not a file";
-  if (S_ISFIFO(st.st_mode)) return "is a FIFO, not a regular file";
-  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) return "is a device, not a regular file";
-  if (S_ISSOCK(st.st_mode)) return "is a socket, not a regular file";
-  return "is not a regular file";
-}
-
-// Reads the regular file open as fd into bytes, at most `cap` bytes (the file may grow while we read: we
-// stop one byte past the cap). Returns "" or why not; never quotes the file's contents.
-std::string read_all(int fd, std::vector<uint8_t>& bytes, uint64_t cap) {
-  struct stat st;
-  if (fstat(fd, &st) != 0) return std::strerror(errno);
-  if (std::string why = not_regular(st); !why.empty()) return why;
-  if (uint64_t(st.st_size) > cap) return str(st.st_size, " bytes, more than the limit of ", cap, " bytes");
-  // One spare byte lets the EOF read land without growing the buffer.
-  bytes.resize(size_t(st.st_size) + 1);
-  size_t got = 0;
-  for (;;) {
-    if (got == bytes.size()) {
-      if (got > cap) return str("more than the limit of ", cap, " bytes (the file grew while read)");
-      bytes.resize(size_t(std::min<uint64_t>(got + 65536, cap + 1)));
-    }
-    ssize_t r = ::read(fd, bytes.data() + got, bytes.size() - got);
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      return std::strerror(errno);
-    }
-    if (r == 0) break;
-    got += size_t(r);
-  }
-  if (got > cap) return str("more than the limit of ", cap, " bytes (the file grew while read)");
-  bytes.resize(got);
-  return "";
-}
-
 // Opens without blocking, so a FIFO cannot hang the open; symlinks are followed, and read_all checks on the
-// open descriptor (no race with a rename) that they end at a regular file.
+// open descriptor (no race with a rename) that they end at a regular file (common/file_gate.h).
 std::string read_path(const std::string& path, std::vector<uint8_t>& bytes, uint64_t cap) {
   int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return std::strerror(errno);

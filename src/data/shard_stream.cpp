@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "common/error.h"
+#include "common/file_gate.h"
 #include "data/captions_parse.h"
 
 namespace bt::data {
@@ -52,6 +53,12 @@ ShardReader::~ShardReader() {
 
 std::unique_ptr<ShardReader> ShardReader::open_file(const std::string& path, const ShardOptions& opts) {
   std::unique_ptr<ShardReader> r(new ShardReader(path, opts));
+  try {  // the file gate first: a FIFO would block libarchive's open, /dev/zero would be read forever
+    ::close(open_regular_file(path));
+  } catch (const Error& e) {
+    r->open_error_ = e.what();
+    return r;
+  }
   r->a_ = new_reader();
   if (archive_read_open_filename(r->a_, path.c_str(), size_t(1) << 20) != ARCHIVE_OK) {
     const char* e = archive_error_string(r->a_);

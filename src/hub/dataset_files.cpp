@@ -8,6 +8,9 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/file_gate.h"
+
+#include <sstream>
 #include "hub/hub.h"
 
 namespace fs = std::filesystem;
@@ -70,7 +73,9 @@ std::string unquote(std::string v) {
 
 std::map<std::string, CardConfig> card_configs(const fs::path& root) {
   std::map<std::string, CardConfig> out;
-  std::ifstream f(root / "README.md");
+  std::error_code ec;
+  if (!fs::exists(root / "README.md", ec)) return out;
+  std::istringstream f(bt::read_small_file((root / "README.md").string()));  // never a FIFO or /dev/zero
   std::string line;
   if (!std::getline(f, line) || unquote(line) != "---") return out;  // no YAML header
   bool in_configs = false;

@@ -5,6 +5,9 @@
 #include <fstream>
 
 #include "common/error.h"
+#include "common/file_gate.h"
+
+#include <sstream>
 
 namespace bt::hub {
 namespace fs = std::filesystem;
@@ -82,8 +85,9 @@ std::string resolve(const std::string& name_or_path, RepoType type, const std::s
   if (!is_commit_hash(rev)) {
     if (rev.find("..") != std::string::npos) bt::fail(who, ": bad revision '", rev, "'");
     const fs::path ref = repo / "refs" / rev;
-    std::ifstream in(ref);
-    if (!in || !std::getline(in, commit))
+    std::error_code exists_ec;
+    std::istringstream in(fs::exists(ref, exists_ec) ? bt::read_small_file(ref.string(), 4096) : std::string());
+    if (!std::getline(in, commit))
       bt::fail(who, ": revision '", rev, "' is not in the Hugging Face cache (no ", ref.string(),
                "); fetch it with `", hint, "`");
     while (!commit.empty() && (commit.back() == '\n' || commit.back() == '\r' || commit.back() == ' '))

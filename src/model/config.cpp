@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/file_gate.h"
 #include "model/safetensors.h"
 
 namespace bt::model {
@@ -237,11 +238,7 @@ nlohmann::json BridgeTowerConfig::to_json() const {
 }
 
 BridgeTowerConfig load_config(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) bt::fail(path, ": cannot open the model config");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  auto j = nlohmann::json::parse(ss.str(), nullptr, false);
+  auto j = nlohmann::json::parse(bt::read_small_file(path), nullptr, false);
   if (j.is_discarded()) bt::fail(path, ": not well-formed JSON");
   return config_from_json(j, path);
 }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/file_gate.h"
 #include "model/safetensors.h"
 
 namespace bt::model {
@@ -39,9 +40,7 @@ void ImageNormalization::apply_to(media::TransformSpec& spec) const {
 }
 
 ImageProcessorConfig read_preprocessor_config(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) bt::fail(path, ": cannot open");
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  nlohmann::json j = nlohmann::json::parse(bt::read_small_file(path), nullptr, false);
   if (j.is_discarded() || !j.is_object()) bt::fail(path, ": not a JSON object");
   ImageProcessorConfig c;
   if (j.contains("size")) c.shortest_edge = c.crop_size = edge(j["size"], path, "size");

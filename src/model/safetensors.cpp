@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/file_gate.h"
 
 namespace bt::st {
 
@@ -190,15 +191,10 @@ SafeTensors SafeTensors::parse(const uint8_t* bytes, size_t size, std::string_vi
 }
 
 SafeTensors SafeTensors::open(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) bt::fail("safetensors ", path, ": cannot open (", std::strerror(errno), ")");
-  struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    bt::fail("safetensors ", path, ": not a regular file");
-  }
+  uint64_t file_size = 0;
+  const int fd = bt::open_regular_file(path, UINT64_MAX, &file_size);  // a FIFO or device: refused, never read
   auto m = std::make_unique<Mapping>();
-  m->size = static_cast<size_t>(st.st_size);
+  m->size = static_cast<size_t>(file_size);
   if (m->size > 0) {
     m->addr = mmap(nullptr, m->size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (m->addr == MAP_FAILED) {
@@ -289,11 +285,7 @@ void write_safetensors(const std::string& path, const std::vector<TensorOut>& te
 }
 
 std::map<std::string, std::string> read_safetensors_index(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) bt::fail(path, ": cannot open the safetensors index");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  std::string text = ss.str();
+  std::string text = bt::read_small_file(path);
   if (!nesting_ok(text)) bt::fail(path, ": index JSON nests too deeply");
   auto j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) bt::fail(path, ": not a well-formed JSON object");

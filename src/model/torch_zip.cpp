@@ -7,9 +7,12 @@
 
 #include <cerrno>
 #include <cstring>
+#include <unordered_set>
 #include <map>
 
 #include "common/error.h"
+#include "common/file_gate.h"
+#include "common/terminal.h"
 
 namespace bt::ptbin {
 namespace {
@@ -74,6 +77,7 @@ std::vector<ZipEntry> read_zip_directory(const uint8_t* data, size_t size, std::
   if (d.offset > size || d.size > size - d.offset || d.entries > d.size / 46)
     bt::fail(what, ": zip central directory lies outside the file (truncated?)");
   std::vector<ZipEntry> out;
+  std::unordered_set<std::string> names;  // torch.load takes the first of two same-named entries, a map the last
   uint64_t at = d.offset;
   for (uint64_t k = 0; k < d.entries; ++k) {
     if (b.le(at, 4) != kCentral) bt::fail(what, ": corrupt zip central directory (entry ", k, ")");
@@ -92,6 +96,8 @@ std::vector<ZipEntry> read_zip_directory(const uint8_t* data, size_t size, std::
     e.size = usize;
     if (e.data_offset > size || e.size > size - e.data_offset)
       bt::fail(what, ": zip entry '", e.name, "' runs past the end of the file (truncated download?)");
+    if (!names.insert(e.name).second)
+      bt::fail(what, ": zip entry '", bt::printable(e.name.substr(0, 200)), "' appears twice (a tampered archive)");
     out.push_back(std::move(e));
     at += 46 + nlen + elen + clen;
   }
@@ -111,15 +117,14 @@ TorchCheckpoint& TorchCheckpoint::operator=(TorchCheckpoint&&) noexcept = defaul
 TorchCheckpoint::~TorchCheckpoint() = default;
 
 TorchCheckpoint TorchCheckpoint::open(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) bt::fail(path, ": cannot open (", std::strerror(errno), ")");
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || st.st_size <= 0) {
+  uint64_t file_size = 0;
+  const int fd = bt::open_regular_file(path, UINT64_MAX, &file_size);  // a FIFO or device: refused, never read
+  if (file_size == 0) {
     ::close(fd);
-    bt::fail(path, ": empty or unreadable file");
+    bt::fail(path, ": empty file");
   }
   auto m = std::make_unique<Mapping>();
-  m->size = static_cast<size_t>(st.st_size);
+  m->size = static_cast<size_t>(file_size);
   void* a = ::mmap(nullptr, m->size, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
   if (a == MAP_FAILED) bt::fail(path, ": cannot mmap (", std::strerror(errno), ")");

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "common/error.h"
+#include "common/file_gate.h"
 
 namespace bt::parquet {
 namespace {
@@ -20,14 +21,7 @@ void check_range(const std::string& name, uint64_t size, uint64_t offset, size_t
 class FileSource final : public ByteSource {
  public:
   explicit FileSource(std::string path) : path_(std::move(path)) {
-    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) fail(path_, ": ", std::strerror(errno));
-    struct stat st {};
-    if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
-      ::close(fd_);
-      fail(path_, ": not a regular file");
-    }
-    size_ = static_cast<uint64_t>(st.st_size);
+    fd_ = open_regular_file(path_, UINT64_MAX, &size_);  // a FIFO or device: refused, never read
   }
   ~FileSource() override { ::close(fd_); }
   uint64_t size() const override { return size_; }

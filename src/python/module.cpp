@@ -16,6 +16,8 @@
 #include "python/loader_core.h"
 #include "python/model_folder.h"
 #include "text/tokenizer.h"
+#include "common/file_gate.h"
+#include "data/captions_parse.h"
 
 namespace pyb = pybind11;
 using namespace pybind11::literals;
@@ -64,10 +66,11 @@ pyb::object next_batch(LoaderCore& core) {
   return pyb::make_tuple(batch, meta);
 }
 
+// Through the file gate: a FIFO or /dev/zero named as the image is refused, an image over the loader's byte cap too.
 std::vector<uint8_t> read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) fail(path, ": cannot open the image file");
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+  std::vector<uint8_t> bytes;
+  read_regular_file(path, bytes, data::kDefaultMaxImageBytes);
+  return bytes;
 }
 
 // One image (encoded bytes, or a path as str) -> float32 [3,S,S], as the loader makes it.

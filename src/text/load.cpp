@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/file_gate.h"
 #include "text/tokenizer.h"
 #include "text/tokenizer_impl.h"
 #include "text/utf8.h"
@@ -18,14 +19,7 @@ using nlohmann::json;
 using Vocab = std::vector<std::pair<std::string, int64_t>>;
 using Merges = std::vector<std::pair<std::string, std::string>>;
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, ": cannot open for reading");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) fail(path, ": read error");
-  return ss.str();
-}
+std::string read_all(const std::string& path) { return bt::read_small_file(path); }
 
 json parse_json(const std::string& path, const std::string& bytes) {
   try {

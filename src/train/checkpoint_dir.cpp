@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/file_gate.h"
 #include "common/terminal.h"
 
 namespace bt::train {
@@ -120,8 +121,21 @@ std::vector<CheckpointRef> list_checkpoints(const fs::path& output_dir) {
 
 namespace {
 
+// A small JSON file of the run's own (a trainer state) through the file gate; `why` gets the reason it cannot be
+// read (a FIFO, /dev/zero or a huge file in its place) and the result is then discarded JSON.
+nlohmann::json read_state_json(const fs::path& path, std::string* why) {
+  try {
+    return nlohmann::json::parse(read_small_file(path.string()), nullptr, false);
+  } catch (const Error& e) {
+    if (why) *why = e.what();
+    return nlohmann::json::value_t::discarded;
+  }
+}
+
 // "" when `path` is a safetensors file whose header is well-formed JSON inside the file.
 std::string safetensors_problem(const fs::path& path) {
+  std::error_code rec;
+  if (!fs::is_regular_file(path, rec)) return path.filename().string() + " is not a regular file";
   std::ifstream f(path, std::ios::binary);
   uint8_t len8[8];
   if (!f.read(reinterpret_cast<char*>(len8), 8)) return path.filename().string() + " is truncated";
@@ -142,10 +156,7 @@ std::string safetensors_problem(const fs::path& path) {
 fs::path resume_state_file(const fs::path& dir) {
   const fs::path state = dir / kResumeStateFile, legacy = dir / "trainer_state.json";
   if (fs::exists(state) || !fs::exists(legacy)) return state;
-  std::ifstream f(legacy, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  auto j = nlohmann::json::parse(ss.str(), nullptr, false);
+  const auto j = read_state_json(legacy, nullptr);
   const bool ours = !j.is_discarded() && j.is_object() && j.value("format", "") == "bridgetune-trainer-state-1";
   return ours ? legacy : state;
 }
@@ -153,11 +164,11 @@ fs::path resume_state_file(const fs::path& dir) {
 std::string checkpoint_problem(const fs::path& dir) {
   const fs::path state = resume_state_file(dir);
   const std::string name = state.filename().string();
-  std::ifstream f(state, std::ios::binary);
-  if (!f) return "no " + name;
-  std::stringstream ss;
-  ss << f.rdbuf();
-  auto j = nlohmann::json::parse(ss.str(), nullptr, false);
+  std::error_code ec0;
+  if (!fs::exists(state, ec0)) return "no " + name;
+  std::string why;
+  const auto j = read_state_json(state, &why);
+  if (!why.empty()) return why;
   if (j.is_discarded() || !j.is_object() || !j.contains("global_step") || !j["global_step"].is_number_integer())
     return name + " is not a valid trainer state";
   std::error_code ec;

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/file_gate.h"
 #include "train/checkpoint_dir.h"
 #include "train/tensorboard.h"
 
@@ -16,10 +17,20 @@ nlohmann::json to_json(const WindowRecord& r) {
           {"grad_norm", r.grad_norm}};
 }
 
+namespace {
+// The lines of a run's own log file (empty when it does not exist yet); read through the file gate, so a FIFO or
+// /dev/zero put in its place is an error naming it, not a hang or an endless read.
+std::istringstream lines_of(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return std::istringstream();
+  return std::istringstream(read_small_file(path.string(), kMaxLogBytes));
+}
+}  // namespace
+
 MetricsLog::MetricsLog(const std::filesystem::path& path, bool append, int64_t keep_through_step) {
   std::string kept;
   if (append) {
-    std::ifstream in(path);
+    std::istringstream in = lines_of(path);
     std::string line;
     while (std::getline(in, line)) {
       auto j = nlohmann::json::parse(line, nullptr, false);
@@ -63,7 +74,7 @@ std::string tensorboard_tag(const std::string& key) {
 
 std::vector<nlohmann::json> read_records(const std::filesystem::path& path) {
   std::vector<nlohmann::json> out;
-  std::ifstream in(path);
+  std::istringstream in = lines_of(path);
   std::string line;
   while (std::getline(in, line)) {
     auto j = nlohmann::json::parse(line, nullptr, false);
@@ -76,7 +87,7 @@ void MetricsLog::write(const WindowRecord& r) { write(to_json(r)); }
 
 std::vector<WindowRecord> read_window_records(const std::filesystem::path& path) {
   std::vector<WindowRecord> out;
-  std::ifstream in(path);
+  std::istringstream in = lines_of(path);
   std::string line;
   while (std::getline(in, line)) {
     auto j = nlohmann::json::parse(line, nullptr, false);
@@ -99,11 +110,7 @@ void write_json_atomic(const std::filesystem::path& path, const nlohmann::json& 
 }
 
 nlohmann::json read_json_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) fail(path.string(), ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto j = nlohmann::json::parse(ss.str(), nullptr, false);
+  auto j = nlohmann::json::parse(read_small_file(path.string()), nullptr, false);
   if (j.is_discarded()) fail(path.string(), ": not valid JSON");
   return j;
 }

@@ -191,12 +191,17 @@ class TorchLikePickler(pickle.Pickler):
         return None
 
 
-def write_archive(path, obj, storage_bytes=16):
+def write_archive(path, obj, storage_bytes=16, duplicate_storage=False):
     buf = __import__("io").BytesIO()
     TorchLikePickler(buf, protocol=2).dump(obj)
     with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
         z.writestr("archive/data.pkl", buf.getvalue())
         z.writestr("archive/data/0", b"\0" * storage_bytes)
+        if duplicate_storage:  # a tampered archive: torch.load reads the first copy, a name->entry map the last
+            import warnings
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                z.writestr("archive/data/0", b"\xff" * storage_bytes)
         z.writestr("archive/version", "3\n")
 
 
@@ -238,6 +243,8 @@ def bad_fixtures(out):
     write_archive(os.path.join(out, "good_handmade.bin"),
                   {"w": Call(rebuild, (Storage(), 1, (3,), (1,), False, hooks))})
     rewrite_as_zip64(os.path.join(out, "good_handmade.bin"), os.path.join(out, "good_zip64.bin"))
+    write_archive(os.path.join(out, "bad_duplicate_entry.bin"),
+                  {"w": Call(rebuild, (Storage(), 0, (3,), (1,), False, hooks))}, duplicate_storage=True)
 
 
 def main():

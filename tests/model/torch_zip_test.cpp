@@ -85,6 +85,7 @@ TEST_F(TorchZip, MalformedArchivesGiveOneLineErrors) {
       {"bad_eval.bin", ".eval'"},  // __builtin__.eval in protocol 2
       {"bad_short_storage.bin", "needs 4000 bytes of its storage, which holds only 16"},
       {"bad_absurd_shape.bin", "absurd"},
+      {"bad_duplicate_entry.bin", "zip entry 'archive/data/0' appears twice"},
   };
   for (const auto& [file, needle] : expect) {
     const std::string path = dir() + "/" + file;  // clang 14 cannot capture a structured binding
