@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "common/error.h"
+#include "common/json.h"
 
 namespace bt::data {
 
@@ -35,7 +36,10 @@ void for_each_jsonl_object(std::string_view text, const std::string& name, OnObj
     const std::string where = str(name, ":", line_no, ": ");
     nlohmann::ordered_json obj;
     try {
-      obj = nlohmann::ordered_json::parse(line);
+      obj = parse_json_limited<nlohmann::ordered_json>(line);
+    } catch (const JsonTooDeep& e) {
+      on_bad(line_no, str(where, e.what()));
+      continue;
     } catch (const nlohmann::json::exception& e) {
       std::string msg = e.what();
       if (auto p = msg.find("] "); p != std::string::npos) msg = msg.substr(p + 2);

@@ -13,6 +13,7 @@
 
 #include "common/error.h"
 #include "common/file_gate.h"
+#include "common/json.h"
 #include "data/captions_parse.h"
 
 namespace bt::data {
@@ -197,7 +198,7 @@ bool ShardReader::finish_group(TarSample& out) {
     return s + (members_.size() > 8 ? ", ..." : "");
   };
   if (has_json_ && !has_txt_) {
-    auto j = nlohmann::json::parse(json_, nullptr, false);
+    auto j = try_parse_json(json_);
     if (j.is_discarded() || !j.is_object()) why = "caption json is not a JSON object";
     else if (auto it = j.find(opts_.caption_column); it == j.end() || !it->is_string())
       why = str("caption json has no string '", opts_.caption_column, "'");

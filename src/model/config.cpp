@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "common/file_gate.h"
+#include "common/json.h"
 #include "model/safetensors.h"
 
 namespace bt::model {
@@ -238,8 +239,7 @@ nlohmann::json BridgeTowerConfig::to_json() const {
 }
 
 BridgeTowerConfig load_config(const std::string& path) {
-  auto j = nlohmann::json::parse(bt::read_small_file(path), nullptr, false);
-  if (j.is_discarded()) bt::fail(path, ": not well-formed JSON");
+  auto j = bt::parse_json_text(bt::read_small_file(path), path);
   return config_from_json(j, path);
 }
 

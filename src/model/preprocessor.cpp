@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/file_gate.h"
+#include "common/json.h"
 #include "model/safetensors.h"
 
 namespace bt::model {
@@ -40,8 +41,8 @@ void ImageNormalization::apply_to(media::TransformSpec& spec) const {
 }
 
 ImageProcessorConfig read_preprocessor_config(const std::string& path) {
-  nlohmann::json j = nlohmann::json::parse(bt::read_small_file(path), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) bt::fail(path, ": not a JSON object");
+  nlohmann::json j = bt::parse_json_text(bt::read_small_file(path), path);
+  if (!j.is_object()) bt::fail(path, ": not a JSON object");
   ImageProcessorConfig c;
   if (j.contains("size")) c.shortest_edge = c.crop_size = edge(j["size"], path, "size");
   if (j.contains("crop_size") && !j["crop_size"].is_null()) c.crop_size = edge(j["crop_size"], path, "crop_size");

@@ -15,6 +15,7 @@
 
 #include "common/error.h"
 #include "common/file_gate.h"
+#include "common/json.h"
 
 namespace bt::st {
 
@@ -287,8 +288,8 @@ void write_safetensors(const std::string& path, const std::vector<TensorOut>& te
 std::map<std::string, std::string> read_safetensors_index(const std::string& path) {
   std::string text = bt::read_small_file(path);
   if (!nesting_ok(text)) bt::fail(path, ": index JSON nests too deeply");
-  auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) bt::fail(path, ": not a well-formed JSON object");
+  auto j = bt::parse_json_text(text, path);
+  if (!j.is_object()) bt::fail(path, ": not a JSON object");
   auto wm = j.find("weight_map");
   if (wm == j.end() || !wm->is_object()) bt::fail(path, ": lacks a \"weight_map\" object");
   std::map<std::string, std::string> out;

@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "common/file_gate.h"
+#include "common/json.h"
 #include "text/tokenizer.h"
 #include "text/tokenizer_impl.h"
 #include "text/utf8.h"
@@ -22,11 +23,7 @@ using Merges = std::vector<std::pair<std::string, std::string>>;
 std::string read_all(const std::string& path) { return bt::read_small_file(path); }
 
 json parse_json(const std::string& path, const std::string& bytes) {
-  try {
-    return json::parse(bytes);
-  } catch (const json::exception& e) {
-    fail(path, ": not valid JSON (", e.what(), ")");
-  }
+  return bt::parse_json_text(bytes, path);  // depth-limited: common/json.h
 }
 
 int64_t as_id(const json& v, const std::string& path, const std::string& what) {

@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "common/file_gate.h"
 #include "common/terminal.h"
+#include "common/json.h"
 
 namespace bt::train {
 
@@ -125,7 +126,7 @@ namespace {
 // read (a FIFO, /dev/zero or a huge file in its place) and the result is then discarded JSON.
 nlohmann::json read_state_json(const fs::path& path, std::string* why) {
   try {
-    return nlohmann::json::parse(read_small_file(path.string()), nullptr, false);
+    return try_parse_json(read_small_file(path.string()));
   } catch (const Error& e) {
     if (why) *why = e.what();
     return nlohmann::json::value_t::discarded;
@@ -146,7 +147,7 @@ std::string safetensors_problem(const fs::path& path) {
   if (ec || n > size - 8 || n > (uint64_t(100) << 20)) return path.filename().string() + " has a bad header length";
   std::string header(static_cast<size_t>(n), '\0');
   if (!f.read(header.data(), static_cast<std::streamsize>(n))) return path.filename().string() + " is truncated";
-  auto j = nlohmann::json::parse(header, nullptr, false);
+  auto j = try_parse_json(header);
   if (j.is_discarded() || !j.is_object()) return path.filename().string() + " has a corrupt header";
   return "";
 }

@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "common/file_gate.h"
+#include "common/json.h"
 #include "train/checkpoint_dir.h"
 #include "train/tensorboard.h"
 
@@ -33,7 +34,7 @@ MetricsLog::MetricsLog(const std::filesystem::path& path, bool append, int64_t k
     std::istringstream in = lines_of(path);
     std::string line;
     while (std::getline(in, line)) {
-      auto j = nlohmann::json::parse(line, nullptr, false);
+      auto j = try_parse_json(line);
       if (j.is_discarded() || !j.is_object()) continue;  // a line cut by a kill
       if (j.value("step", int64_t{0}) > keep_through_step) continue;
       kept += line + "\n";
@@ -77,7 +78,7 @@ std::vector<nlohmann::json> read_records(const std::filesystem::path& path) {
   std::istringstream in = lines_of(path);
   std::string line;
   while (std::getline(in, line)) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
+    auto j = try_parse_json(line);
     if (!j.is_discarded() && j.is_object()) out.push_back(std::move(j));
   }
   return out;
@@ -90,7 +91,7 @@ std::vector<WindowRecord> read_window_records(const std::filesystem::path& path)
   std::istringstream in = lines_of(path);
   std::string line;
   while (std::getline(in, line)) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
+    auto j = try_parse_json(line);
     if (j.is_discarded() || !j.is_object() || j.contains("eval_loss") || !j.contains("loss")) continue;
     WindowRecord r;
     r.step = j.value("step", int64_t{0});
@@ -110,9 +111,7 @@ void write_json_atomic(const std::filesystem::path& path, const nlohmann::json& 
 }
 
 nlohmann::json read_json_file(const std::filesystem::path& path) {
-  auto j = nlohmann::json::parse(read_small_file(path.string()), nullptr, false);
-  if (j.is_discarded()) fail(path.string(), ": not valid JSON");
-  return j;
+  return parse_json_text(read_small_file(path.string()), path.string());
 }
 
 }  // namespace bt::train

@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "common/file_gate.h"
+#include "common/json.h"
 #include "error_of.h"
 
 namespace fs = std::filesystem;
@@ -45,4 +46,16 @@ TEST(FileGate, RefusesFifosDevicesAndFoldersWithoutReading) {
             std::string::npos);
   EXPECT_NE(error_of([&] { bt::read_small_file("/nonexistent/config.json"); }).find("/nonexistent/config.json: "),
             std::string::npos);
+}
+
+// The JSON entry point (common/json.h): nesting past 64 levels is refused while parsing, by name, even a million
+// levels deep (nlohmann's recursive DOM destructor would overflow the stack on the built document).
+TEST(JsonEntry, DeepNestingIsRefusedByName) {
+  const std::string deep = "{\"a\": " + std::string(1000000, '[') + std::string(1000000, ']') + "}";
+  EXPECT_EQ(error_of([&] { bt::parse_json_text(deep, "config.json"); }),
+            "config.json: JSON nests deeper than 64 levels");
+  EXPECT_TRUE(bt::try_parse_json(deep).is_discarded());
+  const std::string ok = std::string(60, '[') + std::string(60, ']');
+  EXPECT_TRUE(bt::parse_json_text(ok, "x").is_array());
+  EXPECT_EQ(error_of([&] { bt::parse_json_text("{", "t.json"); }).rfind("t.json: not valid JSON (", 0), 0u);
 }
