@@ -181,8 +181,11 @@ std::string closest_name(const std::string& name, const std::vector<std::string>
 }
 
 std::vector<std::string> args_file_flags(const std::string& path) {
-  const std::string text = read_args_file(path);
-  return ends_with(lower(path), ".json") ? json_flags(path, text) : yaml_flags(path, text);
+  return args_text_flags(read_args_file(path), !ends_with(lower(path), ".json"), path);
+}
+
+std::vector<std::string> args_text_flags(const std::string& text, bool yaml, const std::string& what) {
+  return yaml ? yaml_flags(what, text) : json_flags(what, text);
 }
 
 std::vector<std::string> normalize_args(CLI::App& app, std::vector<std::string> args) {

@@ -20,6 +20,8 @@ std::string closest_name(const std::string& name, const std::vector<std::string>
 // Throws bt::Error naming the file for anything but a flat object of scalars and lists (nesting, size > 1 MiB,
 // not a regular file, bad syntax).
 std::vector<std::string> args_file_flags(const std::string& path);
+// The same from the file's text (`yaml`: the flat YAML subset, else JSON); `what` names it in errors.
+std::vector<std::string> args_text_flags(const std::string& text, bool yaml, const std::string& what);
 
 // argv (without the program name) rewritten for CLI11 against the registered subcommands of `app`: the args
 // file expanded, `--flag VALUE` joined for boolean flags, and every single-valued option of the chosen
