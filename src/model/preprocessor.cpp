@@ -1,5 +1,6 @@
 #include "model/preprocessor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -48,9 +49,15 @@ ImageProcessorConfig read_preprocessor_config(const std::string& path) {
   if (j.contains("crop_size") && !j["crop_size"].is_null()) c.crop_size = edge(j["crop_size"], path, "crop_size");
   if (j.contains("image_mean")) c.norm.mean = triple(j["image_mean"], path, "image_mean");
   if (j.contains("image_std")) c.norm.std = triple(j["image_std"], path, "image_std");
-  for (int k = 0; k < 3; ++k)
-    if (!(c.norm.std[k] > 0) || !std::isfinite(c.norm.std[k]) || !std::isfinite(c.norm.mean[k]))
-      bt::fail(path, ": \"image_std\" must be finite numbers > 0 and \"image_mean\" finite (entry ", k, ")");
+  // Checked in float, as the pixels are normalised: a std of 1e-50 is 0 there and a mean of 1e300 is inf, and
+  // (x - mean) / std must stay finite for every x in [0, 1] (else preprocess and the loaders write inf).
+  for (int k = 0; k < 3; ++k) {
+    const float s = static_cast<float>(c.norm.std[k]), m = static_cast<float>(c.norm.mean[k]);
+    const float worst = std::max(std::fabs(0.0f - m), std::fabs(1.0f - m)) / s;
+    if (!(s > 0) || !std::isfinite(s) || !std::isfinite(m) || !std::isfinite(worst) || worst > 1e30f)
+      bt::fail(path, ": \"image_std\" must be finite numbers > 0 and \"image_mean\" finite, with (x - mean) / std ",
+               "finite in float for x in [0, 1] (entry ", k, ")");
+  }
   if (j.contains("do_center_crop") && j["do_center_crop"].is_boolean()) c.center_crop = j["do_center_crop"].get<bool>();
   if (j.contains("do_normalize") && j["do_normalize"].is_boolean()) c.normalize = j["do_normalize"].get<bool>();
   return c;

@@ -1,5 +1,6 @@
 // Loaders: vocab.json + merges.txt, tokenizer.json, a directory holding either, and in-memory tables. Every
 // malformed input ends in one bt::Error naming the file and what is wrong.
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -26,8 +27,11 @@ json parse_json(const std::string& path, const std::string& bytes) {
   return bt::parse_json_text(bytes, path);  // depth-limited: common/json.h
 }
 
+// Every id is range-checked here, before any narrowing: 2^32 + 2 must not become 2 and pass the vocabulary check.
 int64_t as_id(const json& v, const std::string& path, const std::string& what) {
   if (!v.is_number_integer()) fail(path, ": ", what, " must be an integer id, got ", v.type_name());
+  if (v.is_number_unsigned() ? v.get<uint64_t>() > uint64_t(INT32_MAX) : (v.get<int64_t>() < 0 || v.get<int64_t>() > INT32_MAX))
+    fail(path, ": ", what, " is out of range (ids are 0..", INT32_MAX, ")");
   return v.get<int64_t>();
 }
 

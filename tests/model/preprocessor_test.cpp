@@ -104,4 +104,7 @@ TEST(Preprocessor, MalformedFilesAreOneLineErrorsNamingTheFile) {
   }
   EXPECT_NE(run(R"({"size": "big"})", 288).first.find("\"size\""), std::string::npos);
   EXPECT_NE(run(R"({"image_std": [0.5, 0, 0.5]})", 288).first.find("> 0"), std::string::npos);
+  // checked in float, as the pixels are normalised: these would write +-inf
+  EXPECT_NE(run(R"({"image_std": [0.5, 1e-50, 0.5]})", 288).first.find("finite in float"), std::string::npos);
+  EXPECT_NE(run(R"({"image_mean": [0.5, 1e300, 0.5]})", 288).first.find("image_mean"), std::string::npos);
 }

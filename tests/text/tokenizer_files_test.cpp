@@ -111,8 +111,8 @@ TEST(TokenizerFiles, MalformedVocabJson) {
   EXPECT_NE(err("{\"a\": 0,").find("vocab.json: not valid JSON"), std::string::npos);
   EXPECT_NE(err("[1, 2]").find("must be a JSON object"), std::string::npos);
   EXPECT_NE(err("{\"a\": \"x\"}").find("the id of token \"a\" must be an integer"), std::string::npos);
-  EXPECT_NE(err("{\"a\": -1}").find("has id -1"), std::string::npos);
-  EXPECT_NE(err("{\"a\": 99999999999}").find("has id 99999999999"), std::string::npos);
+  EXPECT_NE(err("{\"a\": -1}").find("the id of token \"a\" is out of range"), std::string::npos);
+  EXPECT_NE(err("{\"a\": 99999999999}").find("the id of token \"a\" is out of range"), std::string::npos);
   EXPECT_NE(err("{\"a\": 0, \"b\": 0}").find("id 0 is used by both"), std::string::npos);
   EXPECT_NE(error_of([&] { Tokenizer::from_files(d.path.string() + "/missing.json", merges); }).find("cannot open"),
             std::string::npos);
@@ -162,4 +162,9 @@ TEST(TokenizerFiles, MalformedTokenizerJson) {
             std::string::npos);
   EXPECT_NE(with([](auto& j) { j["model"]["continuing_subword_prefix"] = "##"; }).find("continuing_subword_prefix"),
             std::string::npos);
+  // ids are range-checked before narrowing: 2^32 + 2 is not 2
+  EXPECT_NE(with([](auto& j) { j["post_processor"]["cls"] = {"<s>", 4294967298LL}; }).find("out of range"),
+            std::string::npos);
+  EXPECT_NE(with([](auto& j) { j["added_tokens"][0]["id"] = 4294967296LL; }).find("out of range"), std::string::npos);
+  EXPECT_NE(with([](auto& j) { j["model"]["vocab"]["a"] = -1; }).find("out of range"), std::string::npos);
 }
