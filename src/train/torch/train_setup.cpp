@@ -212,6 +212,7 @@ void check_dataset_size(const TrainRun& r) {
 void prepare_output_dir(TrainRun& r) {
   r.group->barrier();
   if (r.main_rank) fs::create_directories(r.out);
+  if (r.main_rank && !r.lock) r.lock = OutputDirLock::acquire(r.out);  // a folder this run created
   if (r.main_rank && r.o.overwrite_output_dir && r.resume_dir.empty()) clear_previous_run(r.out);
   if (r.main_rank) remove_stale_staging(r.out);
   if (r.demo) {
@@ -367,6 +368,8 @@ std::unique_ptr<TrainRun> setup_run(const TrainOptions& options, const TrainHook
   r.out = o.output_dir;
   r.main_rank = r.group->is_main();
   r.talk = r.main_rank && !hooks.quiet;
+  // One run per folder, before a resume looks at (and cleans) its staging: the lock, or one line naming its holder.
+  if (r.main_rank && fs::is_directory(r.out)) r.lock = OutputDirLock::acquire(r.out);
   if (!o.resume_from_checkpoint.empty()) {
     r.resume_dir = resolve_resume_dir(o.resume_from_checkpoint, r.out);
     check_resume_settings(r.resume_dir, o);

@@ -17,6 +17,7 @@
 #include "model/bridgetower.h"
 #include "source/source.h"
 #include "text/tokenizer.h"
+#include "train/output_lock.h"
 #include "train/schedule.h"
 #include "train/torch/checkpoint.h"
 #include "train/torch/optim.h"
@@ -30,6 +31,7 @@ struct TrainRun {
   torch::Device device = torch::kCPU;
   int torch_threads = 1;
   std::unique_ptr<dist::Group> group;
+  std::unique_ptr<OutputDirLock> lock;  // rank 0: this run's hold on output_dir (train/output_lock.h)
   bool main_rank = true, talk = true;  // talk: rank 0 and not quiet
   std::filesystem::path out, resume_dir;  // resume_dir empty: a fresh run
   // Data: the demo generates its own (train_path empty on the command line).
