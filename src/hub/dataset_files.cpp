@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "common/file_gate.h"
+#include "common/terminal.h"
 
 #include <sstream>
 #include "hub/hub.h"
@@ -131,8 +132,15 @@ std::string card_split_pattern(const fs::path& root, const std::map<std::string,
   if (it->second.size() != 1)
     fail(split_flag, " ", split, ": config '", want, "' of ", root.string(), " lists ", it->second.size(),
          " path patterns for it in README.md; bridgetune reads one (give the files as --train_file/--validation_file)");
+  // A card names files of its own repository: an absolute path or a `..` step would read outside it.
+  const std::string& rel = it->second[0];
+  bool outside = rel.empty() || fs::path(rel).is_absolute();
+  for (const auto& part : fs::path(rel)) outside = outside || part == "..";
+  if (outside)
+    fail((root / "README.md").string(), ": data_files of config '", want, "' split ", split, " points outside the ",
+         "dataset's folder ('", printable(rel.substr(0, 200)), "'); only paths inside it are read");
   // "matching/train-*" (the contest's card): the parquet files it matches, named so the source factory sees parquet.
-  std::string pattern = (root / it->second[0]).string();
+  std::string pattern = (root / rel).string();
   if (!pattern.empty() && pattern.back() == '*') pattern += ".parquet";
   return pattern;
 }

@@ -87,3 +87,15 @@ TEST(DatasetFiles, TheCardsConfigsWinOverTheLayout) {
   EXPECT_NE(error_of(r, "ignored", "train").find("configs in its README.md: matching, ranked"), std::string::npos)
       << error_of(r, "ignored", "train");
 }
+
+TEST(DatasetFiles, CardPathsOutsideTheRepositoryAreRefused) {
+  for (const char* path : {"../outside/secret.parquet", "/etc/secret.parquet", "matching/../../x/*.parquet"}) {
+    Repo r;
+    std::ofstream(r.root / "README.md") << "---\nconfigs:\n- config_name: matching\n  data_files:\n  - split: train\n"
+                                        << "    path: " << path << "\n---\n";
+    const std::string e = error_of(r, "matching", "train");
+    EXPECT_NE(e.find("README.md: data_files of config 'matching' split train points outside the dataset's folder"),
+              std::string::npos)
+        << path << ": " << e;
+  }
+}
