@@ -58,4 +58,10 @@ inline std::string printable(std::string_view s) {
   return out;
 }
 
+// A name taken from a file (a tar member, a sample key) as an error quotes it: at most `max` bytes, then "...",
+// so a 500 KB member name cannot become a 1 MB error line (main escapes control bytes when it prints).
+inline std::string clip_name(std::string_view s, size_t max = 200) {
+  return s.size() <= max ? std::string(s) : std::string(s.substr(0, max)) + "...";
+}
+
 }  // namespace bt

@@ -2,6 +2,9 @@
 // line at a time, so a bad line is reported with its own number and cannot derail the lines after it.
 #include "data/captions_parse.h"
 
+#include <algorithm>
+#include <cctype>
+
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
@@ -213,8 +216,16 @@ ParsedCaptions parse_csv(std::string_view text, const std::string& name, const C
   auto column = [&](const std::string& col) -> size_t {
     for (size_t i = 0; i < header.size(); ++i)
       if (header[i] == col) return i;
+    // Column names are listed only when they look like column names: a header row that is really the first line
+    // of some other file (a key, a password line) is never echoed, only counted.
+    const bool names_only = std::all_of(header.begin(), header.end(), [](const std::string& h) {
+      return !h.empty() && h.size() <= 40 && std::all_of(h.begin(), h.end(), [](unsigned char c) {
+        return std::isalnum(c) || c == '_' || c == ' ' || c == '.' || c == '-';
+      });
+    });
+    if (!names_only) fail(name, ": no column '", col, "' (the header row has ", header.size(), " fields)");
     std::string cols;
-    for (size_t i = 0; i < header.size() && i < 50; ++i) cols += (i ? ", " : "") + clip(header[i], 40);
+    for (size_t i = 0; i < header.size() && i < 50; ++i) cols += (i ? ", " : "") + header[i];
     fail(name, ": no column '", col, "'; columns are: ", cols);
   };
   size_t ci = column(opts.image_column), cc = column(opts.caption_column);

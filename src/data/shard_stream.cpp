@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "common/error.h"
+#include "common/terminal.h"
 #include "common/file_gate.h"
 #include "common/json.h"
 #include "data/captions_parse.h"
@@ -81,7 +82,7 @@ std::unique_ptr<ShardReader> ShardReader::open_memory(const void* data, size_t s
 
 void ShardReader::fatal(const std::string& member, const std::string& why) {
   if (member.empty()) throw ShardFatal{str(name_, ": ", why)};
-  throw ShardFatal{str(name_, ": member '", member, "': ", why)};
+  throw ShardFatal{str(name_, ": member '", clip_name(member), "': ", why)};
 }
 
 bool ShardReader::read_header(Member& m) {
@@ -91,7 +92,7 @@ bool ShardReader::read_header(Member& m) {
   if (r == ARCHIVE_EOF && locate_image_) {
     int64_t pos = archive_read_header_position(a_);
     int64_t padded = (int64_t(cur_.image_size) + 511) / 512 * 512;
-    if (pos < padded) throw ShardFatal{str(name_, ": cannot locate member '", members_.back(), "'")};
+    if (pos < padded) throw ShardFatal{str(name_, ": cannot locate member '", clip_name(members_.back()), "'")};
     cur_.image_offset = uint64_t(pos - padded);
     locate_image_ = false;
   }
@@ -108,7 +109,7 @@ bool ShardReader::read_header(Member& m) {
     if (locate_image_) {
       int64_t pos = archive_read_header_position(a_);
       int64_t padded = (int64_t(cur_.image_size) + 511) / 512 * 512;
-      if (pos < padded) throw ShardFatal{str(name_, ": cannot locate member '", members_.back(), "'")};
+      if (pos < padded) throw ShardFatal{str(name_, ": cannot locate member '", clip_name(members_.back()), "'")};
       cur_.image_offset = uint64_t(pos - padded);
       locate_image_ = false;
     }
@@ -194,7 +195,7 @@ bool ShardReader::finish_group(TarSample& out) {
   std::string why;
   auto list = [&] {
     std::string s;
-    for (size_t i = 0; i < members_.size() && i < 8; ++i) s += (i ? ", " : "") + members_[i];
+    for (size_t i = 0; i < members_.size() && i < 8; ++i) s += (i ? ", " : "") + clip_name(members_[i], 100);
     return s + (members_.size() > 8 ? ", ..." : "");
   };
   if (has_json_ && !has_txt_) {
@@ -210,7 +211,7 @@ bool ShardReader::finish_group(TarSample& out) {
   if (why.empty() && !valid_utf8(cur_.caption)) why = "caption is not valid UTF-8";
   bool ok = why.empty() && !spoiled_;
   if (!why.empty() && !spoiled_) {
-    std::string msg = str(name_, ": sample '", key_, "': ", why);
+    std::string msg = str(name_, ": sample '", clip_name(key_), "': ", why);
     if (opts_.on_bad == OnBad::kError) throw Error(msg);
     bad_.add(msg);
   } else {
@@ -236,7 +237,7 @@ void ShardReader::add_to_group(Member& m) {
   members_.push_back(m.name);
   if (!m.error.empty()) {
     // An unusable member spoils its sample: report it under the member's name.
-    std::string msg = str(name_, ": member '", m.name, "': ", m.error);
+    std::string msg = str(name_, ": member '", clip_name(m.name), "': ", m.error);
     if (opts_.on_bad == OnBad::kError) throw Error(msg);
     bad_.add(msg);
     spoiled_ = true;

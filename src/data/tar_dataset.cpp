@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "common/error.h"
+#include "common/terminal.h"
 
 namespace bt::data {
 
@@ -45,7 +46,7 @@ std::unique_ptr<TarDataset> TarDataset::open(const std::vector<std::string>& sha
         // The offset comes from header positions; confirm it against the bytes libarchive returned.
         check.resize(t.image.size());
         if (fd < 0 || !pread_all(fd, check.data(), check.size(), t.image_offset) || check != t.image)
-          fail(path, ": cannot index member offsets of sample '", t.key, "' (not a plain tar?)");
+          fail(path, ": cannot index member offsets of sample '", clip_name(t.key), "' (not a plain tar?)");
         ds->rows_.push_back({std::move(t.key), std::move(t.caption), t.image_offset, t.image_size, s});
       }
     } catch (...) {

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "common/error.h"
+#include "common/terminal.h"
 #include "model/bridgetower.h"
 #include "model/preprocessor.h"
 #include "model/safetensors.h"
@@ -174,9 +175,11 @@ void copy_into(Tensor& p, const Source& s) {
   p.copy_(storage.as_strided(s.shape, s.strides, s.offset));
 }
 
+// The first few names (each cut at 200 bytes: they come from the file) and how many more.
 std::string joined(const std::vector<std::string>& names) {
   std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  for (size_t i = 0; i < names.size() && i < 12; ++i) out += (out.empty() ? "" : ", ") + names[i].substr(0, 200);
+  if (names.size() > 12) out += bt::str(", ... (", names.size() - 12, " more)");
   return out;
 }
 
@@ -231,11 +234,11 @@ void PretrainedModel::load_weights(const std::string& dir, bool allow_missing_he
   for (const auto& kv : avail)
     if (!used.count(kv.first)) skipped.push_back(kv.first);
   if (!skipped.empty())
-    std::fprintf(stderr, "%s: skipped %zu checkpoint tensors %s has no place for: %s\n", dir.c_str(), skipped.size(),
-                 architecture().c_str(), joined(skipped).c_str());
+    std::fprintf(stderr, "%s: skipped %zu checkpoint tensors %s has no place for: %s\n", bt::printable(dir).c_str(),
+                 skipped.size(), architecture().c_str(), bt::printable(joined(skipped)).c_str());  // names: file data
   if (!missing_heads.empty())
     std::fprintf(stderr, "%s: %zu head tensors are not in the checkpoint and keep their initialisation: %s\n",
-                 dir.c_str(), missing_heads.size(), joined(missing_heads).c_str());
+                 bt::printable(dir).c_str(), missing_heads.size(), bt::printable(joined(missing_heads)).c_str());
 }
 
 void PretrainedModel::save_pretrained(const std::string& dir) const {

@@ -190,7 +190,7 @@ fs::path resolve_resume_dir(const std::string& value, const fs::path& output_dir
     for (auto it = cks.rbegin(); it != cks.rend(); ++it) {
       const std::string why = checkpoint_problem(it->path);
       if (why.empty()) return it->path;
-      std::fprintf(stderr, "warning: skipping %s: %s\n", printable(it->path.string()).c_str(), why.c_str());
+      std::fprintf(stderr, "warning: skipping %s: %s\n", printable(it->path.string()).c_str(), printable(why).c_str());
     }
     fail("--resume_from_checkpoint latest: none of the ", cks.size(), " checkpoint folders in ", output_dir.string(),
          " is complete (see the warnings above); start over with --overwrite_output_dir");

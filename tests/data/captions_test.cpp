@@ -121,6 +121,9 @@ TEST(Csv, ColumnSelectionAndMissingColumn) {
   o.image_column = "image";
   EXPECT_EQ(error_of([&] { parse_csv("image,caption\na,b\n", "captions.csv", o); }),
             "captions.csv: no column 'image_description'; columns are: image, caption");
+  // a header that is not column names (another file's first line) is counted, never echoed
+  EXPECT_EQ(error_of([&] { parse_csv("root:x:0:0:root:/root:/bin/bash,b\n", "p.csv", {}); }),
+            "p.csv: no column 'image' (the header row has 2 fields)");
   EXPECT_EQ(error_of([&] { parse_csv("\n\n", "e.csv", {}); }), "e.csv: empty CSV file (expected a header row)");
 }
 

@@ -20,7 +20,7 @@ namespace {
 using Members = std::vector<std::pair<std::string, std::string>>;
 
 std::string make_tar(const Members& members) {
-  std::string out(1 << 20, '\0');
+  std::string out(4 << 20, '\0');
   size_t used = 0;
   archive* a = archive_write_new();
   archive_write_set_format_pax_restricted(a);
@@ -118,6 +118,14 @@ TEST(Shards, BadSamplesErrorOrSkip) {
   EXPECT_EQ(bad.first[1], "mem.tar: sample 'c': no image (members: c.txt)");
   EXPECT_EQ(bad.first[2], "mem.tar: sample 'd': empty caption");
   EXPECT_EQ(bad.first[3], "mem.tar: sample 'e': caption is not valid UTF-8");
+}
+
+// A member name from the file is quoted cut at 200 bytes: a 300 KB name cannot become a huge error line.
+TEST(Shards, HugeMemberNamesAreClippedInErrors) {
+  const std::string key(300000, 'k');
+  const std::string e = error_of([&] { read_all(make_tar({{key + ".jpg", "J"}})); });
+  EXPECT_LT(e.size(), 800u) << e.size();
+  EXPECT_NE(e.find("mem.tar: sample '" + std::string(200, 'k') + "...': no caption"), std::string::npos);
 }
 
 TEST(Shards, TruncatedMemberNamesShardAndMember) {
