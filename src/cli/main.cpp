@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const std::exception& e) {
     // Messages quote file names and member names from the data: escape control bytes (common/terminal.h).
-    std::fprintf(stderr, "error: %s\n", bt::printable(e.what()).c_str());
+    std::fprintf(stderr, "error: %s\n", bt::error_line(e.what()).c_str());
     return 1;
   }
   return 0;

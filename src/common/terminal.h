@@ -64,4 +64,12 @@ inline std::string clip_name(std::string_view s, size_t max = 200) {
   return s.size() <= max ? std::string(s) : std::string(s.substr(0, max)) + "...";
 }
 
+// What `bridgetune` prints after "error: " for any exception: its first line only (libtorch appends its C++
+// backtrace on the next lines), control bytes escaped, at most `max` bytes: one short line, whatever threw.
+inline std::string error_line(std::string_view what, size_t max = 2000) {
+  std::string first = printable(what.substr(0, what.find('\n')));
+  if (first.size() > max) first = first.substr(0, max) + "...";
+  return first;
+}
+
 }  // namespace bt

@@ -30,3 +30,12 @@ TEST(Terminal, KeepsPrintableUtf8) {
 
 }  // namespace
 }  // namespace bt
+
+// bridgetune's error line: the first line of whatever was thrown (no libtorch backtrace), escaped, capped.
+TEST(ErrorLine, FirstLineOnlyEscapedAndCapped) {
+  EXPECT_EQ(bt::error_line("x.bin: bad tensor\nException raised from foo at bar.cpp:1\nframe #0: ..."),
+            "x.bin: bad tensor");
+  EXPECT_EQ(bt::error_line("a\x1b[2Jb"), "a\\x1b[2Jb");
+  const std::string long_line(5000, 'x');
+  EXPECT_EQ(bt::error_line(long_line).size(), 2003u);
+}
