@@ -36,16 +36,9 @@ void encode_content(const TokenizerImpl& t, std::string_view text, std::vector<i
   if (t.added.empty()) return encode_segment(text);
   size_t pos = 0;
   while (pos < text.size() && !full()) {
-    // Earliest occurrence of any added token; `added` is sorted longest first, so ties go to the longest.
-    size_t best = std::string_view::npos;
-    const AddedToken* tok = nullptr;
-    for (const AddedToken& a : t.added) {
-      size_t f = text.find(a.content, pos);
-      if (f < best) {
-        best = f;
-        tok = &a;
-      }
-    }
+    // Earliest occurrence of any added token, ties to the longest (text/added_matcher.h: linear in the text).
+    const auto [best, index] = t.added_matcher.find(text, pos);
+    const AddedToken* tok = index >= 0 ? &t.added[size_t(index)] : nullptr;
     if (!tok) {
       encode_segment(text.substr(pos));
       break;
@@ -98,6 +91,10 @@ void TokenizerImpl::finish(bool roberta_framing) {
                    [](const AddedToken& a, const AddedToken& b) { return a.content.size() > b.content.size(); });
   added.erase(std::remove_if(added.begin(), added.end(), [](const AddedToken& a) { return a.content.empty(); }),
               added.end());
+  std::vector<std::string> contents;
+  contents.reserve(added.size());
+  for (const auto& a : added) contents.push_back(a.content);
+  added_matcher.build(contents);
 }
 
 int32_t TokenizerImpl::lookup(std::string_view token) const {

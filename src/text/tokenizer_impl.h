@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "text/added_matcher.h"
 #include "text/bpe.h"
 #include "text/tokenizer.h"
 
@@ -19,6 +20,7 @@ struct AddedToken {
 struct TokenizerImpl {
   std::unique_ptr<BpeModel> model;
   std::vector<AddedToken> added;           // split out of the text before BPE; longest content first
+  AddedMatcher added_matcher;              // over `added` (built by finish()): linear-time search
   std::vector<int32_t> prefix, suffix;     // framing of a single sequence (RoBERTa: <s> / </s>)
   bool add_prefix_space = false;
   int32_t bos = -1, eos = -1, pad = -1, unk = -1, mask = -1;
