@@ -60,7 +60,7 @@ if [ "$DRY" = 1 ]; then
 else
   B=${BT_GPU_BUILD:-$ROOT/build-gpu}
   DATA=${BT_GPU_DATA:-/tmp/bt_gpu_data}
-  DEV=cuda PRESET=large BATCH=48 STEPS=30 WARMUP=6 BF16=--bf16 NIMG=1200 NDISTINCT=300
+  DEV=cuda PRESET=large BATCH=48 STEPS=36 WARMUP=6 BF16=--bf16 NIMG=1200 NDISTINCT=300  # 30 timed steps
   PEER_ARGS="--device cuda --preset large"
 fi
 HEAD_WORKERS=8,0,1  # the headline grid, 8 first (the row that matters most if time runs out); 2 follows later
@@ -188,6 +188,12 @@ TOK=$R/tokenizer
 step tokenizer 30 "python3 '$ROOT/bench/gpu/peer_train.py' --write_tokenizer '$TOK'"
 TOK_ARG=""
 [ -f "$TOK/vocab.json" ] && TOK_ARG="--tokenizer_name '$TOK'"
+# Both sides must read one real vocabulary: without it bridgetune would train a small BPE (a smaller text
+# embedding, a different model), so the comparison rows are skipped, not run on a fallback.
+if [ -z "$TOK_ARG" ] && [ "$DRY" != 1 ]; then
+  note "FAIL  tokenizer: no vocab.json in $TOK (see logs/tokenizer.log); the comparison rows are skipped"
+  BT_GPU_STEPS=${BT_GPU_STEPS:-none}
+fi
 
 # ---- peer in the background (model_only + the headline worker counts) while bridgetune configures and builds
 PEER_PID=""
