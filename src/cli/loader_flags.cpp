@@ -1,13 +1,18 @@
 #include "cli/loader_flags.h"
 
+#include <cctype>
+
 #include "common/error.h"
 
 namespace bt::cli {
 
-bool parse_on_off(const std::string& v, const std::string& flag) {
-  if (v == "on" || v == "true" || v == "1") return true;
-  if (v == "off" || v == "false" || v == "0") return false;
-  fail(flag, ": expected on or off, got '", v, "'");
+// One boolean vocabulary with `train` (CLI11's, and HF's True/False): on|off, true|false, 1|0, yes|no, any case.
+bool parse_on_off(const std::string& value, const std::string& flag) {
+  std::string v = value;
+  for (auto& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (v == "on" || v == "true" || v == "1" || v == "yes") return true;
+  if (v == "off" || v == "false" || v == "0" || v == "no") return false;
+  fail(flag, ": expected true or false (on/off), got '", value, "'");
 }
 
 void add_loader_flags(CLI::App& app, loader::LoaderOptions& o, bool with_workers) {
@@ -23,7 +28,7 @@ void add_loader_flags(CLI::App& app, loader::LoaderOptions& o, bool with_workers
   app.add_option_function<std::string>(
          "--jpeg_dct_scaling",
          [&o](const std::string& v) { o.transform.dct_scaling = parse_on_off(v, "--jpeg_dct_scaling"); },
-         "decode JPEGs at a reduced DCT scale when the result stays >= image_size: on|off")
+         "decode JPEGs at a reduced DCT scale when the result stays >= image_size: true|false (on|off)")
       ->default_str(o.transform.dct_scaling ? "on" : "off");
   app.add_option("--max_image_pixels", o.transform.max_image_pixels,
                  "refuse larger images as decompression bombs (Pillow's default)")
@@ -55,7 +60,7 @@ void add_loader_flags(CLI::App& app, loader::LoaderOptions& o, bool with_workers
          [&o](const std::string& v) {
            o.sampler.dedupe_images_in_batch = parse_on_off(v, "--dedupe_images_in_batch");
          },
-         "reorder each epoch so a batch never holds one image twice where avoidable: on|off")
+         "reorder each epoch so a batch never holds one image twice where avoidable: true|false (on|off)")
       ->default_str(o.sampler.dedupe_images_in_batch ? "on" : "off");
   app.add_option_function<std::string>(
          "--loader_output",

@@ -23,7 +23,7 @@ struct EvaluateOptions {
               label_column = "label";
   int per_device_eval_batch_size = 16;
   int dataloader_num_workers = 2;
-  int64_t max_eval_samples = -1;  // > 0: only the first N rows
+  int64_t max_eval_samples = 0;  // > 0: only the first N rows (0 or negative: all; the same as train's)
   int max_seq_length = 128;
   std::string on_bad_sample = "error";
   std::string device = "cpu";

@@ -49,7 +49,7 @@ bt::cli::Registrar reg("evaluate", "Score a checkpoint: contest matching accurac
   app.add_option("--output_dir", o->output_dir, "Where eval_results.json (and predictions.jsonl) go")->required();
   app.add_option("--per_device_eval_batch_size", o->per_device_eval_batch_size)->capture_default_str();
   app.add_option("--dataloader_num_workers", o->dataloader_num_workers)->capture_default_str();
-  app.add_option("--max_eval_samples", o->max_eval_samples, "Only the first N rows (-1: all)")->capture_default_str();
+  app.add_option("--max_eval_samples", o->max_eval_samples, "Only the first N rows (0: all, as in train)")->capture_default_str();
   app.add_option("--max_seq_length", o->max_seq_length)->capture_default_str();
   app.add_option("--image_column", o->image_column)->capture_default_str();
   auto cc = app.add_option("--caption_column", o->caption_column,
