@@ -106,7 +106,10 @@ BridgeTowerConfig config_from_json(const nlohmann::json& in, const std::string& 
     c.extra[std::string("__") + sub] = s;  // unmodelled sub-config fields
     j.erase(sub);
   }
-  for (auto it = j.begin(); it != j.end(); ++it) c.extra[it.key()] = it.value();
+  // "__" keys are this struct's own (the unmodelled sub-config fields above): a file's are dropped, never let in
+  // to replace them (a "__text_config" array in the file broke to_json).
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (it.key().rfind("__", 0) != 0) c.extra[it.key()] = it.value();
   c.source = what;
   c.validate(what);
   return c;
@@ -184,6 +187,11 @@ void BridgeTowerConfig::validate(const std::string& what) const {
   need(contrastive_hidden_size > 0, "contrastive_hidden_size", "must be > 0");
 }
 
+nlohmann::json BridgeTowerConfig::sub_extra(const char* key) const {
+  auto it = extra.find(key);
+  return it != extra.end() && it->is_object() ? *it : nlohmann::json::object();
+}
+
 nlohmann::json BridgeTowerConfig::to_json() const {
   nlohmann::json j = nlohmann::json::object();
   for (auto it = extra.begin(); it != extra.end(); ++it)
@@ -204,7 +212,7 @@ nlohmann::json BridgeTowerConfig::to_json() const {
   j["contrastive_hidden_size"] = contrastive_hidden_size;
   j["logit_scale_init_value"] = logit_scale_init_value;
   if (!j.contains("torch_dtype")) j["torch_dtype"] = "float32";
-  nlohmann::json t = extra.value("__text_config", nlohmann::json::object());
+  nlohmann::json t = sub_extra("__text_config");
   t["model_type"] = "bridgetower_text_model";
   t["vocab_size"] = text.vocab_size;
   t["hidden_size"] = text.hidden_size;
@@ -222,7 +230,7 @@ nlohmann::json BridgeTowerConfig::to_json() const {
   t["eos_token_id"] = text.eos_token_id;
   t["initializer_factor"] = text.initializer_factor;
   j["text_config"] = t;
-  nlohmann::json v = extra.value("__vision_config", nlohmann::json::object());
+  nlohmann::json v = sub_extra("__vision_config");
   v["model_type"] = "bridgetower_vision_model";
   v["hidden_size"] = vision.hidden_size;
   v["num_hidden_layers"] = vision.num_hidden_layers;

@@ -69,6 +69,7 @@ struct BridgeTowerConfig {
   // Roughly how many parameters the model has (validate() caps it).
   double estimated_parameters() const;
   nlohmann::json to_json() const;
+  nlohmann::json sub_extra(const char* key) const;  // the unmodelled fields of text_config/vision_config
 };
 
 BridgeTowerConfig config_from_json(const nlohmann::json& j, const std::string& what);
