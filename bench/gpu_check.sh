@@ -11,7 +11,8 @@
 #   bench   `bridgetune bench` large, batch 48, bf16, in-memory bound + workers 0,1,8 x media pipeline off/on
 #           (--media_decode cpu: the loader decodes, the GPU resizes); bench_results.json is rewritten after every
 #           row and copied to $OUT/bt_bench.json
-#   then    workers 8 with JPEG decode on the GPU (--media_decode gpu, nvJPEG), CUDA parity tests, kernel bench, worker count 2 (both sides), fused ops off (BT_FUSED_OPS=0) vs on,
+#   then    memory modes (plain / --gradient_checkpointing / exact accumulation; bench/gpu/memory_modes.sh),
+#           workers 8 with JPEG decode on the GPU (--media_decode gpu, nvJPEG), CUDA parity tests, kernel bench, worker count 2 (both sides), fused ops off (BT_FUSED_OPS=0) vs on,
 #           loader benches; when the torch build
 #           failed: the torch-free CUDA builds (fallbacks) for the kernels and loader figures.
 # Every step has a timeout; a global deadline (BT_GPU_CHECK_BUDGET_S, default 570 s) skips what no longer fits; a
@@ -352,7 +353,7 @@ export R
 if [ -x "$CUDA_B/tests/cuda/bt_cuda_gpu_tests" ] && want parity_tests; then
   step parity_tests 90 "run_gtests '$CUDA_B' '*' bt_cuda_gpu_tests bt_cuda_ref_tests bt_cuda_golden_tests \
     bt_gpu_media_tests bt_cuda_loader_tests"
-  grep -E "^==|tests? ran|PASSED|FAILED|SKIPPED|missing" "$R/logs/parity_tests.log" | head -30 | sed 's/^/  /' | tee -a "$SUMMARY"
+  grep -E "^==|tests? ran|PASSED|FAILED|SKIPPED|missing|^nvjpeg " "$R/logs/parity_tests.log" | head -40 | sed 's/^/  /' | tee -a "$SUMMARY"
 fi
 # The libtorch tests' CUDA cases (fused AdamW vs _foreach_, QuickGELU kernel vs composite, device/bf16 paths).
 if ((FULL == 0)) && [ "${BT_GPU_TORCH_TESTS:-0}" = 1 ] && want torch_cuda_tests; then
@@ -374,6 +375,13 @@ if ((HAVE_BT)) && want bt_bench_w2; then
 fi
 if want python_peer_w2 && [ -f "$DATA/captions.jsonl" ]; then
   peer_step python_peer_w2 "$DATA" 2 90 w2
+fi
+
+# ---- issue 27's memory modes: plain, --gradient_checkpointing, exact accumulation 2 x half batch (and plain again)
+if ((HAVE_BT)) && want memory_modes; then
+  step memory_modes 150 "bash '$ROOT/bench/gpu/memory_modes.sh' '$BT' '$DATA' '$R/memory_modes' $DEV $PRESET $BATCH \
+    $((WARMUP + 8)) $BF16 --dropout 0"
+  grep -h "^memory_modes" "$R/logs/memory_modes.log" | sed 's/^/  /' | tee -a "$SUMMARY"
 fi
 
 # ---- the fused ops' worth: in-memory + workers 8 again with BT_FUSED_OPS=0 (composite QuickGELU, _foreach_ AdamW)

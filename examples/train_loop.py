@@ -47,7 +47,7 @@ def main():
 
     loader = bridgetune.DataLoader(args.data, batch_size=args.batch_size, num_workers=args.num_workers,
                                    image_size=args.image_size, tokenizer=args.tokenizer, transform="train",
-                                   max_seq_length=32)
+                                   max_seq_length=32, drop_last=True)  # a contrastive loss wants full batches
     model = TinyClip(len(bridgetune.Tokenizer(args.tokenizer)))
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     step, epoch = 0, 0

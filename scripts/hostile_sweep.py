@@ -247,6 +247,123 @@ def parquet_cases(tmp):
         run_case("parquet/%s" % name, loader(p), expect_ok=False)
 
 
+class Thrift:
+    """A minimal Thrift compact protocol writer, enough for parquet page headers and footers."""
+    def __init__(self):
+        self.b, self.last = bytearray(), [0]
+    def field(self, fid, t):
+        self.b.append(((fid - self.last[-1]) << 4) | t)
+        self.last[-1] = fid
+    def int(self, fid, v, t=5):
+        self.field(fid, t)
+        self.b += varint((v << 1) ^ (v >> 63))
+    def str(self, fid, s):
+        self.field(fid, 8)
+        self.b += varint(len(s)) + s
+    def begin(self, fid=None):
+        if fid is not None:
+            self.field(fid, 12)
+        self.last.append(0)
+    def end(self):
+        self.b.append(0)
+        self.last.pop()
+    def list(self, fid, elem, n):
+        self.field(fid, 9)
+        self.b += bytes([(min(n, 15) << 4) | elem]) + (varint(n) if n >= 15 else b"")
+
+
+def parquet_page(ptype, raw, num_values, encoding):
+    import zlib
+    body = zlib.compress(raw, 9)
+    t = Thrift()
+    t.int(1, ptype); t.int(2, len(raw)); t.int(3, len(body))
+    t.begin(7 if ptype == 2 else 5)
+    t.int(1, num_values); t.int(2, encoding)
+    if ptype == 0:
+        t.int(3, 3); t.int(4, 3)
+    t.end()
+    return bytes(t.b) + b"\0" + body
+
+
+def parquet_dictionary_chunk(value_bytes, rows):
+    """A gzip BYTE_ARRAY chunk: one dictionary value, repeated `rows` times by one RLE run of index 0."""
+    dict_page = parquet_page(2, struct.pack("<I", value_bytes) + b"x" * value_bytes, 1, 0)
+    return dict_page + parquet_page(0, b"\0" + varint(rows << 1), rows, 8)
+
+
+def parquet_groups_file(chunk, rows, groups, shared):
+    """Columns image (binary) and image_description (string), every group's chunks at the same bytes if shared."""
+    body, offsets = bytearray(b"PAR1"), []
+    for g in range(1 if shared else groups):
+        offsets.append([len(body), len(body) + len(chunk)])
+        body += chunk + chunk
+    t = Thrift()
+    t.int(1, 1)
+    t.list(2, 12, 3)
+    for el in ([(4, b"schema"), (5, 2)], [(1, 6), (3, 0), (4, b"image")], [(1, 6), (3, 0), (4, b"image_description")]):
+        t.begin()
+        for fid, v in el:
+            t.str(fid, v) if isinstance(v, bytes) else t.int(fid, v)
+        t.end()
+    t.int(3, rows * groups, 6)
+    t.list(4, 12, groups)
+    for g in range(groups):
+        t.begin()
+        t.list(1, 12, 2)
+        for c, name in enumerate((b"image", b"image_description")):
+            off = offsets[0 if shared else g][c]
+            t.begin(); t.int(2, off, 6); t.begin(3)
+            t.int(1, 6); t.list(2, 5, 1); t.b += varint(0); t.list(3, 8, 1); t.b += varint(len(name)) + name
+            t.int(4, 2); t.int(5, rows, 6); t.int(6, len(chunk), 6); t.int(7, len(chunk), 6); t.int(9, off, 6)
+            t.end(); t.end()
+        t.int(2, len(chunk), 6); t.int(3, rows, 6)
+        t.end()
+    t.b.append(0)
+    return bytes(body) + bytes(t.b) + struct.pack("<I", len(t.b)) + b"PAR1"
+
+
+def budget_cases(tmp):
+    """Issue 25 class 3: small files that asked for gigabytes (parquet, pickle, safetensors, a captions line)."""
+    bomb = parquet_dictionary_chunk((1 << 20) - 4, 1 << 20)
+    small = parquet_dictionary_chunk(8, 1 << 20)
+    cases = {
+        "dictionary_bomb": parquet_groups_file(bomb, 1 << 20, 1, False),
+        "shared_chunk_8_groups": parquet_groups_file(small, 1 << 20, 8, True),
+        "rows_per_group_8x1M": parquet_groups_file(small, 1 << 20, 8, False),
+    }
+    for name, data in cases.items():
+        p = os.path.join(tmp, "b_%s.parquet" % name)
+        write(p, data)
+        run_case("budget/parquet_%s (%d bytes)" % (name, len(data)), loader(p, "--caption_column", "image_description"),
+                 expect_ok=False)
+    d = os.path.join(tmp, "b_line")
+    os.makedirs(d)
+    with open(d + "/captions.jsonl", "wb") as f:
+        f.write(b'{"image": "a.jpg", "caption": "')
+        for _ in range(256):
+            f.write(b"x" * (1 << 20))
+        f.write(b'"}\n')
+    run_case("budget/captions_256MiB_line", loader(d), expect_ok=False)
+    header = b"{" + b",".join(b'"%d":{}' % k for k in range(3000000)) + b"}"
+    for name, hdr in (("30MB_header_of_empty_entries", header), ("15MB_header_of_empty_entries", header[: 15 << 20].rsplit(b",", 1)[0] + b"}")):
+        m = os.path.join(tmp, "b_st_" + name)
+        shutil.copytree(FIXTURE, m)
+        write(m + "/model.safetensors", struct.pack("<Q", len(hdr)) + hdr)
+        run_case("budget/safetensors_%s" % name, ["info", "--model_name_or_path", m], expect_ok=False)
+    for name, pkl in (("nested_tuple1_4MB", b"\x80\x02N" + b"\x85" * (4 << 20) + b"."),
+                      ("flat_list_4MB", b"\x80\x02](" + b"N" * (4 << 20) + b"e.")):
+        m = os.path.join(tmp, "b_pk_" + name)
+        shutil.copytree(FIXTURE, m)
+        os.remove(m + "/model.safetensors")
+        zb = io.BytesIO()
+        import zipfile
+        with zipfile.ZipFile(zb, "w", zipfile.ZIP_STORED) as z:
+            z.writestr("archive/data.pkl", pkl)
+            z.writestr("archive/version", "3\n")
+        write(m + "/pytorch_model.bin", zb.getvalue())
+        run_case("budget/pickle_%s" % name, ["info", "--model_name_or_path", m], expect_ok=False)
+
+
 def config_cases(tmp):
     base = json.load(open(os.path.join(FIXTURE, "config.json")))
     def variant(**kw):
@@ -336,8 +453,8 @@ def main():
         sys.exit("no %s: build first" % EXE)
     tmp = tempfile.mkdtemp(prefix="bt_hostile_")
     try:
-        for group in (image_cases, captions_file_cases, tar_cases, parquet_cases, config_cases, special_file_cases,
-                      checkpoint_cases):
+        for group in (image_cases, captions_file_cases, tar_cases, parquet_cases, budget_cases, config_cases,
+                      special_file_cases, checkpoint_cases):
             group(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -24,7 +24,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 def python_loader(a, rep):
     loader = bridgetune.DataLoader(a.data, batch_size=a.batch, num_workers=a.workers, image_size=a.size, seed=rep,
-                                   decoded_cache_mb=0, jpeg_dct_scaling=a.dct == "on")
+                                   decoded_cache_mb=0, jpeg_dct_scaling=a.dct == "on",
+                                   drop_last=True)  # full batches only, as bench-loader counts them
     it, epoch = iter(loader), 0
 
     def next_batch():

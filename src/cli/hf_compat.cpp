@@ -25,16 +25,6 @@ const std::vector<HfCompatFlag>& hf_compat_flags() {
       // Refused: going on would differ from what the flag promises.
       {"push_to_hub", true, true, "refused: bridgetune never uses the network at run time; upload --output_dir yourself", {}},
       {"hub_model_id", false, true, "refused: no uploads at run time (see --push_to_hub)", {}},
-      {"gradient_checkpointing", true, true,
-       "not implemented yet: lower --per_device_train_batch_size or use --gradient_accumulation_steps", {}},
-      {"load_best_model_at_end", true, true,
-       "not implemented yet: the final model is the last step's; every --save_steps checkpoint stays in --output_dir", {}},
-      {"metric_for_best_model", false, true, "not implemented yet: no best-model selection (see --load_best_model_at_end)",
-       {}},
-      {"greater_is_better", true, true, "not implemented yet: no best-model selection (see --load_best_model_at_end)",
-       {}},
-      {"early_stopping_patience", false, true, "not implemented yet: training runs for --max_steps/--num_train_epochs",
-       {}},
   };
   return table;
 }

@@ -5,9 +5,14 @@
 // decode_batch() writes each image as uint8 RGB HWC (width*height*3 bytes) at offsets[i] of a device
 // buffer, i.e. exactly the packed layout BatchResize::RunDevice() consumes. It prefers nvJPEG's hardware
 // decoder (A100/H100/H200 have one) and falls back to the hybrid CUDA decoder per image.
-// Bad JPEG bytes throw JpegError: a bt::Error carrying the failing image's index in the batch. One decoder per thread (nvJPEG states are not
-// shared); output is stream-ordered on `stream`. Note: nvJPEG's IDCT/upsampling is not
-// libjpeg-turbo's, so GPU-decoded pixels may differ from the CPU path by a few levels.
+// Pixels are meant to equal libjpeg-turbo's default decode (hence PIL's): nvJPEG's IDCT matches libjpeg's
+// ISLOW, but its own RGB output upsamples chroma by replication (libjpeg's TJFLAG_FASTUPSAMPLE). So YCbCr
+// 4:4:4 / 4:2:2 / 4:2:0 / 4:4:0 JPEGs are decoded to planes and cuda/ycc_convert.h applies libjpeg's fancy
+// upsampling and colour conversion; grayscale (nvJPEG replicates Y, as libjpeg does) and 4:1:1 / 4:1:0
+// (not exact) keep nvJPEG's interleaved RGB. tests/cuda/nvjpeg_test.cpp checks the equality on a device.
+// Bad JPEG bytes throw JpegError: a bt::Error carrying the failing image's index in the batch. One decoder
+// per thread (nvJPEG states are not shared); output is stream-ordered on `stream`. The decoder's plane
+// scratch is reused by the next call, which waits (on the device) for this call's kernels, whatever stream.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -35,8 +40,9 @@ struct JpegInfo {
 
 class NvjpegDecoder {
  public:
-  // nullptr (and `why`) when nvJPEG or a CUDA device is unavailable.
-  static std::unique_ptr<NvjpegDecoder> create(std::string* why = nullptr);
+  // nullptr (and `why`) when nvJPEG or a CUDA device is unavailable. hybrid_only skips the hardware
+  // decoder (to compare the two backends' chroma upsampling on 4:2:0 JPEGs).
+  static std::unique_ptr<NvjpegDecoder> create(std::string* why = nullptr, bool hybrid_only = false);
   virtual ~NvjpegDecoder() = default;
 
   virtual JpegInfo info(std::span<const uint8_t> jpeg) = 0;  // header only; throws bt::Error when bad

@@ -12,6 +12,7 @@
 
 #include "common/error.h"
 #include "common/file_gate.h"
+#include "data/jsonl.h"
 #include "data/tar_dataset.h"
 
 namespace fs = std::filesystem;
@@ -45,6 +46,55 @@ std::string read_text_file(const std::string& path) {
   std::vector<uint8_t> b;
   read_file(path, b);
   return std::string(b.begin(), b.end());
+}
+
+std::string read_text_file_capped(const std::string& path, uint64_t max_line_bytes) {
+  // Non-blocking open and a regular-file check on the descriptor (common/file_gate.h): a FIFO or a device such
+  // as /dev/zero is refused, never read.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) fail(path, ": ", std::strerror(errno));
+  struct stat st {};
+  std::string why = fstat(fd, &st) != 0 ? std::string(std::strerror(errno)) : not_regular(st);
+  if (!why.empty()) {
+    ::close(fd);
+    fail(path, ": ", why);
+  }
+  const uint64_t size = uint64_t(st.st_size);
+  std::string text;
+  // Reserving touches no memory; the cap keeps a sparse 100 GB file from asking for it all at once.
+  text.reserve(static_cast<size_t>(std::min<uint64_t>(size, uint64_t(1) << 30)));
+  constexpr size_t kBlock = size_t(1) << 20;
+  size_t line_no = 1;
+  uint64_t line_len = 0;  // bytes of the current line read so far
+  for (;;) {
+    const size_t at = text.size();
+    text.resize(at + kBlock);
+    const ssize_t r = ::read(fd, text.data() + at, kBlock);
+    if (r < 0 && (errno == EINTR || errno == EAGAIN)) {
+      text.resize(at);
+      continue;
+    }
+    if (r < 0) {
+      const int err = errno;
+      ::close(fd);
+      fail(path, ": read failed (", std::strerror(err), ")");
+    }
+    text.resize(at + size_t(r));
+    if (r == 0) break;
+    // The cap is checked per block, so a giant line stops the read within one block of the cap.
+    for (size_t i = at; i < text.size(); ++i) {
+      const char c = text[i];
+      if (c == '\n' || c == '\r') {
+        line_no += c == '\n';
+        line_len = 0;
+      } else if (++line_len > max_line_bytes) {
+        ::close(fd);
+        line_too_long(path, line_no, max_line_bytes);
+      }
+    }
+  }
+  ::close(fd);
+  return text;
 }
 
 CaptionsDataset::CaptionsDataset(ParsedCaptions parsed, std::string name, std::string folder,
@@ -101,7 +151,7 @@ std::unique_ptr<CaptionsDataset> open_captions(const std::string& path, const Ca
   bool csv = ends_with(file, ".csv");
   if (!csv && !ends_with(file, ".jsonl") && !ends_with(file, ".json"))
     fail(file, ": unknown captions file type (expected .jsonl, .json or .csv)");
-  std::string text = read_text_file(file);
+  std::string text = read_text_file_capped(file, opts.max_line_bytes);
   ParsedCaptions parsed = csv ? parse_csv(text, file, opts) : parse_jsonl(text, file, opts);
   if (parsed.rows.empty()) fail(file, ": no rows");
   if (parsed.rows.size() >= UINT32_MAX) fail(file, ": too many rows");

@@ -71,5 +71,9 @@ SourceKind classify_source(const std::string& path);
 // images.
 void read_file(const std::string& path, std::vector<uint8_t>& bytes, uint64_t max_bytes = UINT64_MAX);
 std::string read_text_file(const std::string& path);
+// A captions or matching file as text, refusing (bt::Error "PATH:LINE: line longer than the limit of N bytes
+// ...") as soon as one line passes `max_line_bytes`: memory stays within the cap plus one 1 MiB block beyond what
+// the earlier lines take. Opened through the file gate (regular files only).
+std::string read_text_file_capped(const std::string& path, uint64_t max_line_bytes);
 
 }  // namespace bt::data

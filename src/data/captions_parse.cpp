@@ -112,7 +112,7 @@ ParsedCaptions parse_jsonl(std::string_view text, const std::string& name, const
     row.reason = std::move(reason);
     add_row(out, std::move(row), opts, name);
   };
-  for_each_jsonl_object(text, name, on_object, on_bad);
+  for_each_jsonl_object(text, name, opts.max_line_bytes, on_object, on_bad);
   return out;
 }
 
@@ -122,7 +122,8 @@ namespace {
 // records end at LF, CRLF or a lone CR.
 class CsvReader {
  public:
-  CsvReader(std::string_view t, const std::string& name) : t_(t), name_(name) {}
+  CsvReader(std::string_view t, const std::string& name, uint64_t max_record_bytes)
+      : t_(t), name_(name), cap_(max_record_bytes) {}
 
   // Reads the next non-blank record. Returns false at end. A malformed record sets `error`.
   bool next(std::vector<std::string>& fields, size_t& line, std::string& error) {
@@ -132,6 +133,7 @@ class CsvReader {
     }
     if (pos_ >= t_.size()) return false;
     line = line_;
+    start_ = pos_;
     std::string field;
     for (;;) {
       field.clear();
@@ -152,6 +154,7 @@ class CsvReader {
           if (c == '\n') ++line_;
           field += c;
           ++pos_;
+          check_length(line);
         }
         if (pos_ < t_.size() && !is_end(t_[pos_])) {
           error = str(name_, ":", line, ": unexpected character after a closing quote (a quote inside a quoted "
@@ -167,6 +170,7 @@ class CsvReader {
             return true;
           }
           field += t_[pos_++];
+          check_length(line);
         }
       }
       fields.push_back(std::move(field));
@@ -180,6 +184,10 @@ class CsvReader {
 
  private:
   static bool is_end(char c) { return c == ',' || c == '\n' || c == '\r'; }
+  // A record (quoted fields may span lines) past the cap stops before its fields grow further.
+  void check_length(size_t line) const {
+    if (pos_ - start_ > cap_) line_too_long(name_, line, cap_);
+  }
   void end_line(char c) {
     if (c == '\r' && pos_ < t_.size() && t_[pos_] == '\n') ++pos_;
     ++line_;
@@ -199,7 +207,8 @@ class CsvReader {
 
   std::string_view t_;
   const std::string& name_;
-  size_t pos_ = 0;
+  uint64_t cap_;
+  size_t pos_ = 0, start_ = 0;
   size_t line_ = 1;
 };
 
@@ -207,7 +216,7 @@ class CsvReader {
 
 ParsedCaptions parse_csv(std::string_view text, const std::string& name, const CaptionsOptions& opts) {
   ParsedCaptions out;
-  CsvReader reader(strip_bom(text), name);
+  CsvReader reader(strip_bom(text), name, opts.max_line_bytes);
   std::vector<std::string> header, fields;
   size_t line = 0;
   std::string error;

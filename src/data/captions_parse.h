@@ -10,6 +10,8 @@
 //    counted in `bad`. Structural problems (CSV header without the selected columns, an empty CSV, an
 //    unterminated quote that eats the rest of the file) always throw.
 //  - Blank lines (only whitespace) are ignored; a UTF-8 byte order mark at the start is ignored.
+//  - A line (JSONL) or a record (CSV, where a quoted field may span lines) longer than max_line_bytes always
+//    throws "NAME:LINE: line longer than the limit of N bytes (... --max_line_bytes ...)".
 #pragma once
 #include <cstdint>
 #include <string>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "data/bad_rows.h"
+#include "data/jsonl.h"
 
 namespace bt::data {
 
@@ -28,6 +31,9 @@ struct CaptionsOptions {
   std::string caption_column = "caption";
   OnBad on_bad_row = OnBad::kError;
   uint64_t max_image_bytes = kDefaultMaxImageBytes;  // larger image files are bad rows (--max_image_bytes)
+  // A longer line (JSONL) or record (CSV) is an error naming FILE:LINE, checked while the file is read, before
+  // the line is held whole (--max_line_bytes).
+  uint64_t max_line_bytes = kDefaultMaxLineBytes;
 };
 
 struct CaptionRow {

@@ -5,7 +5,10 @@
 // line, on_object(obj, line, where) gets the parsed object, or on_bad(line, reason) gets "NAME:LINE: why"
 // when the line is not valid JSON or not an object. `where` is the "NAME:LINE: " prefix for the caller's own
 // messages. clip() keeps text quoted from the input to one short line.
+// A line longer than `max_line_bytes` is an error (line_too_long), never parsed: nlohmann needs several times a
+// line's size, so one giant line would cost gigabytes (read_text_file_capped applies the same cap while reading).
 #pragma once
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -22,8 +25,19 @@ inline std::string clip(std::string s, size_t max = 120) {
   return s;
 }
 
+// Default cap on one line of a JSONL or CSV file (CaptionsOptions / MatchingOptions::max_line_bytes): real rows
+// take a few KB; the cap bounds what one line can cost (nlohmann's DOM takes several times the line).
+inline constexpr uint64_t kDefaultMaxLineBytes = uint64_t(1) << 20;
+
+// The error for a line (or a CSV record) past the cap: names the file, the line, the cap and how to raise it.
+[[noreturn]] inline void line_too_long(const std::string& name, size_t line_no, uint64_t cap) {
+  fail(name, ":", line_no, ": line longer than the limit of ", cap,
+       " bytes (rows take a few KB; raise the limit with --max_line_bytes if the line is real)");
+}
+
 template <class OnObject, class OnBadLine>
-void for_each_jsonl_object(std::string_view text, const std::string& name, OnObject on_object, OnBadLine on_bad) {
+void for_each_jsonl_object(std::string_view text, const std::string& name, uint64_t max_line_bytes,
+                           OnObject on_object, OnBadLine on_bad) {
   if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
   size_t pos = 0, line_no = 0;
   while (pos < text.size()) {
@@ -32,6 +46,7 @@ void for_each_jsonl_object(std::string_view text, const std::string& name, OnObj
     std::string_view line = text.substr(pos, nl - pos);
     pos = nl + 1;
     ++line_no;
+    if (line.size() > max_line_bytes) line_too_long(name, line_no, max_line_bytes);
     if (line.find_first_not_of(" \t\r\f\v") == std::string_view::npos) continue;
     const std::string where = str(name, ":", line_no, ": ");
     nlohmann::ordered_json obj;

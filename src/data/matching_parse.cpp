@@ -90,12 +90,12 @@ ParsedMatching parse_matching_jsonl(std::string_view text, const std::string& na
     item.reason = std::move(reason);
     add(std::move(item));
   };
-  for_each_jsonl_object(text, name, on_object, on_bad);
+  for_each_jsonl_object(text, name, opts.max_line_bytes, on_object, on_bad);
   return out;
 }
 
 ParsedMatching read_matching_file(const std::string& path, const MatchingOptions& opts) {
-  return parse_matching_jsonl(read_text_file(path), path, opts);
+  return parse_matching_jsonl(read_text_file_capped(path, opts.max_line_bytes), path, opts);
 }
 
 }  // namespace bt::data

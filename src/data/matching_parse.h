@@ -8,12 +8,14 @@
 //  - A row is bad when its line is not a JSON object, a column is missing or of the wrong type, or the label is
 //    outside its choices; on_bad_row = kError throws bt::Error("NAME:LINE: why") for the first, kSkip keeps it
 //    flagged (bad == true) and counts it in `bad`.
+//  - A line longer than max_line_bytes always throws (the file is not read past it).
 #pragma once
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "data/bad_rows.h"
+#include "data/jsonl.h"
 
 namespace bt::data {
 
@@ -22,6 +24,8 @@ struct MatchingOptions {
   std::string choices_column = "caption_choices";
   std::string label_column = "label";
   OnBad on_bad_row = OnBad::kError;
+  // A longer line is an error naming FILE:LINE (checked while reading; see data/jsonl.h; --max_line_bytes).
+  uint64_t max_line_bytes = kDefaultMaxLineBytes;
   static constexpr size_t kMaxChoices = 64;
 };
 

@@ -79,7 +79,7 @@ std::vector<uint32_t> image_ids_of(const data::Dataset& ds) {
 
 static SamplerOptions sampler_options(const LoaderOptions& o) {
   SamplerOptions s = o.sampler;
-  s.batch_size = static_cast<size_t>(std::max(o.batch_size, 1));
+  s.batch_size = static_cast<size_t>(std::max(o.batch_size, 1)) * static_cast<size_t>(std::max(o.dedupe_batches, 1));
   return s;
 }
 

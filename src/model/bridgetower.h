@@ -14,6 +14,7 @@
 
 #include "model/api.h"
 #include "model/config.h"
+#include "model/grad_checkpoint.h"
 #include "model/modules.h"
 
 namespace bt::model {
@@ -36,6 +37,9 @@ struct BridgeTowerModelImpl : torch::nn::Module {
                             Intermediates* dbg = nullptr);
   Tensor image_token_type() { return token_type_embeddings->weight[1]; }
   BridgeTowerConfig cfg;
+  // HF's gradient_checkpointing_enable(): each text layer, vision block and cross-modal step (link towers and
+  // both cross layers) keeps only its inputs and recomputes in backward (model/grad_checkpoint.h).
+  bool gradient_checkpointing = false;
   Linear cross_modal_text_transform{nullptr}, cross_modal_image_transform{nullptr};
   Embedding token_type_embeddings{nullptr};
   VisionTransformer visual{nullptr};
@@ -44,6 +48,10 @@ struct BridgeTowerModelImpl : torch::nn::Module {
   Pooler cross_modal_image_pooler{nullptr}, cross_modal_text_pooler{nullptr};
   LayerNorm cross_modal_text_layernorm{nullptr}, cross_modal_image_layernorm{nullptr};
   std::vector<LinkTower> text_links, image_links;  // one each when share_link_tower_layers
+
+ private:
+  Segment first_cross_step(const Tensor& text_mask);      // (text, image) -> (cross text, cross image)
+  Segment cross_step(size_t j, const Tensor& text_mask);  // (text, image, cross text, cross image) -> the next
 };
 TORCH_MODULE(BridgeTowerModel);
 

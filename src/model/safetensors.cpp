@@ -19,6 +19,15 @@
 
 namespace bt::st {
 
+// What the header parser fills: the SafeTensors' members and the data section entries point into.
+struct SafeTensorsParts {
+  const uint8_t* data;
+  uint64_t data_size;
+  std::vector<TensorView>& tensors;
+  std::map<std::string, size_t>& index;
+  std::map<std::string, std::string>& metadata;
+};
+
 namespace {
 
 struct DTypeInfo {
@@ -32,42 +41,168 @@ constexpr DTypeInfo kDTypes[] = {
     {DType::U8, "U8", 1},   {DType::BOOL, "BOOL", 1},
 };
 
-// The safetensors spec caps the header at 100 MB; anything larger is corrupt or hostile.
-constexpr uint64_t kMaxHeader = 100u << 20;
-constexpr int kMaxDepth = 8;
+// The spec allows 100 MB of header; real headers take KBs (a few hundred tensors, ~100 bytes each) and the largest
+// checkpoints a few MB. 16 MiB bounds what a header can cost while parsed (about 8 bytes per header byte, with no
+// DOM: see HeaderParser) and still holds ~150,000 tensors.
+constexpr uint64_t kMaxHeader = uint64_t(16) << 20;
+constexpr int kMaxDepth = 8;  // a valid header nests 3 levels
+constexpr size_t kMaxMetadataEntries = 4096;  // "__metadata__" holds {"format": "pt"} and a few more
 
-// nlohmann's DOM can recurse on deeply nested input; a valid header nests at most 3 levels.
-bool nesting_ok(std::string_view s) {
-  int depth = 0;
-  bool in_str = false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    if (in_str) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_str = false;
-    } else if (c == '"') {
-      in_str = true;
-    } else if (c == '{' || c == '[') {
-      if (++depth > kMaxDepth) return false;
-    } else if (c == '}' || c == ']') {
-      --depth;
+// A non-negative integer JSON value, as SAX events give it.
+struct JsonNumber {
+  bool ok = false;
+  uint64_t v = 0;
+};
+
+// Streams the header's JSON (nlohmann's SAX interface) straight into TensorViews: a DOM would take ~20x the
+// header (a 30 MB header of {} entries took 1.24 GB) before the first entry could be refused. Depth is limited as
+// the project's JSON entry point does (common/json.h); every entry is checked as soon as it closes; unknown keys
+// inside an entry are skipped without being stored. `bad` throws.
+template <class Bad>
+class HeaderParser {
+ public:
+  HeaderParser(const Bad& bad, SafeTensorsParts& out) : bad_(bad), out_(out) {}
+  using json = nlohmann::json;
+  bool null() { return scalar("null", {}); }
+  bool boolean(bool) { return scalar("a boolean", {}); }
+  bool number_integer(json::number_integer_t v) { return scalar("a number", {v >= 0, static_cast<uint64_t>(v)}); }
+  bool number_unsigned(json::number_unsigned_t v) { return scalar("a number", {true, v}); }
+  bool number_float(json::number_float_t, const std::string&) { return scalar("a number", {}); }
+  bool binary(json::binary_t&) { return scalar("binary", {}); }
+  bool string(std::string& v) {
+    if (not_object_) return true;
+    if (depth_ == 2 && in_meta_) {
+      if (out_.metadata.size() >= kMaxMetadataEntries)
+        bad_("__metadata__ holds more than ", kMaxMetadataEntries, " entries");
+      out_.metadata[key_] = std::move(v);
+      return true;
     }
+    if (depth_ == 2 && field_ == Field::Dtype && !parse_dtype(v, &cur_.dtype))
+      bad_("entry '", cur_.name, "' has unsupported dtype '", v.substr(0, 20), "'");
+    if (depth_ == 2 && field_ == Field::Dtype) have_dtype_ = true;
+    return scalar("a string", {});
   }
-  return true;
-}
+  bool start_object(std::size_t) { return open(true); }
+  bool start_array(std::size_t) { return open(false); }
+  bool key(std::string& k) {
+    if (not_object_) return true;
+    if (depth_ == 1) {
+      key_ = std::move(k);
+      in_meta_ = key_ == "__metadata__";
+    } else if (depth_ == 2 && in_meta_) {
+      key_ = std::move(k);  // the metadata key ("__metadata__" itself is remembered by in_meta_)
+    } else if (depth_ == 2) {
+      field_ = k == "dtype" ? Field::Dtype : k == "shape" ? Field::Shape : k == "data_offsets" ? Field::Offsets
+                                                                                           : Field::Other;
+    }
+    return true;
+  }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+  bool not_object() const { return not_object_; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) {
+    bad_("header is not well-formed JSON");
+    return false;
+  }
 
-bool get_u64(const nlohmann::json& j, uint64_t* out) {
-  if (j.is_number_unsigned()) {
-    *out = j.get<uint64_t>();
+ private:
+  enum class Field { None, Dtype, Shape, Offsets, Other };
+
+  bool open(bool object) {
+    if (++depth_ > kMaxDepth) bad_("header JSON nests deeper than ", kMaxDepth, " levels");
+    if (depth_ == 1 && !object) not_object_ = true;  // reported after the parse, so nesting is checked first
+    if (not_object_) return true;
+    if (depth_ == 2 && in_meta_ && !object) bad_("__metadata__ is not an object");
+    if (depth_ == 2 && !in_meta_) {
+      if (!object) bad_("entry '", key_, "' is not an object");
+      begin_entry();
+    }
+    if (depth_ == 3 && in_meta_) bad_("__metadata__ value of '", key_, "' is not a string");
+    if (depth_ == 3 && (field_ == Field::Shape || field_ == Field::Offsets) && object) field_bad();
+    if (depth_ >= 3 && field_ == Field::Dtype) field_bad();
+    if (depth_ >= 4 && (field_ == Field::Shape || field_ == Field::Offsets)) field_bad();
     return true;
   }
-  if (j.is_number_integer()) {
-    int64_t v = j.get<int64_t>();
-    if (v < 0) return false;
-    *out = static_cast<uint64_t>(v);
+  bool close() {
+    if (not_object_) {
+      --depth_;
+      return true;
+    }
+    if (depth_ == 3 && field_ == Field::Shape) have_shape_ = true;
+    if (depth_ == 3 && field_ == Field::Offsets) {
+      if (offsets_.size() != 2) field_bad();
+      have_offsets_ = true;
+    }
+    if (depth_ == 2 && !in_meta_) end_entry();
+    if (depth_ == 2) in_meta_ = false;
+    --depth_;
     return true;
   }
-  return false;
+  bool scalar(const char* what, JsonNumber n) {
+    if (depth_ == 0) bad_("header is not a JSON object");
+    if (not_object_) return true;
+    if (depth_ == 1 && in_meta_) bad_("__metadata__ is not an object");
+    if (depth_ == 1) bad_("entry '", key_, "' is not an object");
+    if (depth_ == 2 && in_meta_) bad_("__metadata__ value of '", key_, "' is not a string");
+    if (depth_ == 2 && (field_ == Field::Shape || field_ == Field::Offsets)) field_bad();
+    if (depth_ == 2 && field_ == Field::Dtype && std::string_view(what) != "a string") field_bad();
+    if (depth_ == 3 && field_ == Field::Shape) {
+      if (!n.ok || n.v > (uint64_t(1) << 48) || cur_.shape.size() >= 16) field_bad();
+      cur_.shape.push_back(static_cast<int64_t>(n.v));
+    }
+    if (depth_ == 3 && field_ == Field::Offsets) {
+      if (!n.ok || offsets_.size() >= 2) field_bad();
+      offsets_.push_back(n.v);
+    }
+    return true;
+  }
+  void field_bad() {  // throws (bad_ always does)
+    if (field_ == Field::Dtype) bad_("entry '", cur_.name, "' has unsupported dtype (not a string)");
+    if (field_ == Field::Shape) bad_("entry '", cur_.name, "' has a bad shape (at most 16 sizes, each 0..2^48)");
+    bad_("entry '", cur_.name, "' has bad data_offsets (expected [begin, end])");
+  }
+  void begin_entry() {
+    cur_ = TensorView{};
+    cur_.name = key_;
+    offsets_.clear();
+    have_dtype_ = have_shape_ = have_offsets_ = false;
+    field_ = Field::None;
+  }
+  void end_entry();
+
+  const Bad& bad_;
+  SafeTensorsParts& out_;
+  int depth_ = 0;
+  bool not_object_ = false;
+  std::string key_;
+  bool in_meta_ = false;
+  Field field_ = Field::None;
+  TensorView cur_;
+  std::vector<uint64_t> offsets_;
+  bool have_dtype_ = false, have_shape_ = false, have_offsets_ = false;
+};
+
+template <class Bad>
+void HeaderParser<Bad>::end_entry() {
+  const std::string& name = cur_.name;
+  if (!have_dtype_ || !have_shape_ || !have_offsets_) bad_("entry '", name, "' lacks dtype, shape or data_offsets");
+  const uint64_t b = offsets_[0], e = offsets_[1];
+  if (b > e) bad_("entry '", name, "' has bad data_offsets [", b, ", ", e, "]");
+  if (e > out_.data_size) bad_("entry '", name, "' data_offsets [", b, ", ", e, "] exceed the data size ", out_.data_size);
+  uint64_t numel = 1;
+  bool overflow = false;
+  for (int64_t d : cur_.shape) {
+    const uint64_t s = static_cast<uint64_t>(d);
+    if (s != 0 && numel > std::numeric_limits<uint64_t>::max() / s) overflow = true;
+    numel *= s;
+  }
+  const uint64_t es = dtype_size(cur_.dtype);
+  if (overflow || numel > std::numeric_limits<uint64_t>::max() / es || numel * es != e - b)
+    bad_("entry '", name, "' spans ", e - b, " bytes but its shape x ", dtype_name(cur_.dtype), " needs a different size");
+  if (!out_.index.emplace(name, out_.tensors.size()).second) bad_("tensor '", name, "' is named twice");
+  cur_.data = out_.data + b;
+  cur_.nbytes = static_cast<size_t>(e - b);
+  out_.tensors.push_back(std::move(cur_));
 }
 
 }  // namespace
@@ -123,65 +258,24 @@ SafeTensors SafeTensors::parse(const uint8_t* bytes, size_t size, std::string_vi
   if (size < 8) bad("file is ", size, " bytes, shorter than the 8-byte header length");
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | bytes[i];
-  if (n > kMaxHeader) bad("header length ", n, " exceeds the 100 MB limit");
+  if (n > kMaxHeader)
+    bad("header length ", n, " exceeds the limit of ", kMaxHeader, " bytes (real headers take KBs to a few MB)");
   if (n > size - 8) bad("header length ", n, " exceeds the file size ", size);
   std::string_view text(reinterpret_cast<const char*>(bytes + 8), n);
-  if (!nesting_ok(text)) bad("header JSON nests deeper than ", kMaxDepth, " levels");
-  nlohmann::json h = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (h.is_discarded()) bad("header is not well-formed JSON");
-  if (!h.is_object()) bad("header is not a JSON object");
-  const uint8_t* data = bytes + 8 + n;
-  const uint64_t data_size = size - 8 - n;
+  SafeTensorsParts parts{bytes + 8 + n, size - 8 - n, out.tensors_, out.index_, out.metadata_};
+  HeaderParser<decltype(bad)> sax(bad, parts);
+  if (!nlohmann::json::sax_parse(text.begin(), text.end(), &sax)) bad("header is not well-formed JSON");
+  if (sax.not_object()) bad("header is not a JSON object");
 
   struct Span {
     uint64_t b, e;
     size_t idx;
   };
   std::vector<Span> spans;
-  for (auto it = h.begin(); it != h.end(); ++it) {
-    const std::string& name = it.key();
-    const auto& v = it.value();
-    if (name == "__metadata__") {
-      if (!v.is_object()) bad("__metadata__ is not an object");
-      for (auto m = v.begin(); m != v.end(); ++m) {
-        if (!m.value().is_string()) bad("__metadata__ value of '", m.key(), "' is not a string");
-        out.metadata_[m.key()] = m.value().get<std::string>();
-      }
-      continue;
-    }
-    if (!v.is_object()) bad("entry '", name, "' is not an object");
-    auto dt = v.find("dtype");
-    auto sh = v.find("shape");
-    auto off = v.find("data_offsets");
-    if (dt == v.end() || sh == v.end() || off == v.end())
-      bad("entry '", name, "' lacks dtype, shape or data_offsets");
-    TensorView t;
-    t.name = name;
-    if (!dt->is_string() || !parse_dtype(dt->get<std::string>(), &t.dtype))
-      bad("entry '", name, "' has unsupported dtype ", dt->dump());
-    if (!sh->is_array() || sh->size() > 16) bad("entry '", name, "' has a bad shape ", sh->dump());
-    uint64_t numel = 1;
-    bool overflow = false;
-    for (const auto& d : *sh) {
-      uint64_t s = 0;
-      if (!get_u64(d, &s) || s > (uint64_t(1) << 48)) bad("entry '", name, "' has a bad shape ", sh->dump());
-      if (s != 0 && numel > std::numeric_limits<uint64_t>::max() / s) overflow = true;
-      numel *= s;
-      t.shape.push_back(static_cast<int64_t>(s));
-    }
-    uint64_t b = 0, e = 0;
-    if (!off->is_array() || off->size() != 2 || !get_u64((*off)[0], &b) || !get_u64((*off)[1], &e) || b > e)
-      bad("entry '", name, "' has bad data_offsets ", off->dump());
-    if (e > data_size) bad("entry '", name, "' data_offsets [", b, ", ", e, "] exceed the data size ", data_size);
-    const uint64_t es = dtype_size(t.dtype);
-    if (overflow || numel > std::numeric_limits<uint64_t>::max() / es || numel * es != e - b)
-      bad("entry '", name, "' spans ", e - b, " bytes but its shape ", sh->dump(), " x ", dtype_name(t.dtype),
-          " needs a different size");
-    t.data = data + b;
-    t.nbytes = static_cast<size_t>(e - b);
-    spans.push_back({b, e, out.tensors_.size()});
-    out.index_[name] = out.tensors_.size();
-    out.tensors_.push_back(std::move(t));
+  spans.reserve(out.tensors_.size());
+  for (size_t k = 0; k < out.tensors_.size(); ++k) {
+    const uint64_t b = static_cast<uint64_t>(out.tensors_[k].data - parts.data);
+    spans.push_back({b, b + out.tensors_[k].nbytes, k});
   }
   std::sort(spans.begin(), spans.end(), [](const Span& x, const Span& y) { return x.b != y.b ? x.b < y.b : x.e < y.e; });
   for (size_t i = 1; i < spans.size(); ++i)
@@ -287,7 +381,6 @@ void write_safetensors(const std::string& path, const std::vector<TensorOut>& te
 
 std::map<std::string, std::string> read_safetensors_index(const std::string& path) {
   std::string text = bt::read_small_file(path);
-  if (!nesting_ok(text)) bt::fail(path, ": index JSON nests too deeply");
   auto j = bt::parse_json_text(text, path);
   if (!j.is_object()) bt::fail(path, ": not a JSON object");
   auto wm = j.find("weight_map");

@@ -1,6 +1,8 @@
 #include "model/torch_pickle.h"
 
+#include <algorithm>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <unordered_map>
 
@@ -10,15 +12,16 @@ namespace bt::ptbin {
 namespace {
 
 // Plain pickle values. All live in the Unpickler's arena and refer to each other by raw pointer, so memo
-// aliasing (even a list appended to itself) can neither leak nor recurse on destruction.
+// aliasing (even a list appended to itself) can neither leak nor recurse on destruction. Kept small (one byte of
+// pickle can make one Obj): a tensor's record lives out of line.
 struct Obj {
-  enum Kind { None, Bool, Int, Float, Str, Tuple, List, Dict, Global, Storage, Tensor } kind = None;
+  enum Kind : uint8_t { None, Bool, Int, Float, Str, Tuple, List, Dict, Global, Storage, Tensor } kind = None;
+  st::DType dtype = st::DType::F32;  // Storage, Tensor
+  uint32_t depth = 1;                // containers: 1 + their deepest item's depth (an upper bound under aliasing)
   int64_t i = 0;
-  std::string s;                                // Str; Global: "module.name"; Storage: key
-  std::vector<Obj*> items;                      // Tuple, List
-  std::vector<std::pair<Obj*, Obj*>> entries;   // Dict
-  st::DType dtype = st::DType::F32;             // Storage, Tensor
-  TensorRecord rec;                             // Tensor
+  std::string s;                     // Str; Global: "module.name"; Storage: key
+  std::vector<Obj*> items;           // Tuple, List; Dict: key, value, key, value, ...
+  std::unique_ptr<TensorRecord> rec; // Tensor
 };
 
 bool storage_dtype(const std::string& global, st::DType* d) {
@@ -42,9 +45,16 @@ bool allowed_global(const std::string& g) {
          g == "torch._utils._rebuild_parameter" || storage_dtype(g, &d);
 }
 
+// Limits that keep a small pickle from costing gigabytes: a state dict's containers nest 4 deep, and unpickling
+// one takes about 15 bytes of memory per pickle byte (the minimum covers small pickles, whose ratio is higher).
+constexpr uint32_t kMaxPickleDepth = 100;
+constexpr uint64_t kMemoryPerByte = 32;
+constexpr uint64_t kMinMemory = uint64_t(64) << 20;
+
 class Unpickler {
  public:
-  Unpickler(const uint8_t* p, size_t n, std::string_view what) : p_(p), n_(n), what_(what) {}
+  Unpickler(const uint8_t* p, size_t n, std::string_view what)
+      : p_(p), n_(n), what_(what), budget_(std::max<uint64_t>(kMinMemory, uint64_t(n) * kMemoryPerByte)) {}
   Obj* run();
 
  private:
@@ -70,10 +80,28 @@ class Unpickler {
     if (pos_ >= n_) bad("truncated pickle");
     return std::string(reinterpret_cast<const char*>(p_ + start), pos_++ - start);
   }
+  // Every allocation is charged here before it is made (approximately: payload plus bookkeeping).
+  void charge(uint64_t bytes) {
+    used_ += bytes;
+    if (used_ > budget_)
+      bad("unpickling needs more than ", budget_ >> 20, " MiB, more than a ", n_, "-byte pickle can justify (",
+          kMemoryPerByte, " bytes per pickle byte; a state dict needs far less): the pickle is corrupt or hostile");
+  }
   Obj* make(Obj::Kind k) {
-    arena_.push_back(std::make_unique<Obj>());
-    arena_.back()->kind = k;
-    return arena_.back().get();
+    charge(sizeof(Obj));
+    Obj& o = arena_.emplace_back();
+    o.kind = k;
+    return &o;
+  }
+  // A container now holding `items`: its depth bounded by kMaxPickleDepth (a state dict nests 4 deep).
+  void add_items(Obj* c, Obj* const* items, size_t count) {
+    charge(16 + 8 * count);
+    for (size_t j = 0; j < count; ++j) {
+      c->items.push_back(items[j]);
+      c->depth = std::max(c->depth, items[j]->depth + 1);
+    }
+    if (c->depth > kMaxPickleDepth)
+      bad("containers nest deeper than ", kMaxPickleDepth, " levels (a state dict nests 4): the pickle is corrupt or hostile");
   }
   Obj* pop() {
     if (stack_.size() <= floor()) bad("pickle stack underflow");
@@ -94,8 +122,9 @@ class Unpickler {
     return v;
   }
   Obj* string_obj(size_t len) {
-    Obj* o = make(Obj::Str);
     const uint8_t* b = take(len);
+    Obj* o = make(Obj::Str);
+    charge(len);
     o->s.assign(reinterpret_cast<const char*>(b), len);
     return o;
   }
@@ -110,9 +139,14 @@ class Unpickler {
   void set_items(Obj* d, const std::vector<Obj*>& kv) {
     if (d->kind != Obj::Dict) bad("SETITEMS on a non-dict");
     if (kv.size() % 2) bad("SETITEMS with an odd number of values");
-    for (size_t j = 0; j < kv.size(); j += 2) d->entries.emplace_back(kv[j], kv[j + 1]);
+    add_items(d, kv.data(), kv.size());
   }
-  void memo_put(uint64_t idx) { memo_[idx] = top(); }
+  void memo_put(uint64_t idx) {
+    Obj* o = top();
+    auto [it, added] = memo_.try_emplace(idx, o);
+    if (added) charge(48);  // an unordered_map node and its share of the buckets
+    else it->second = o;
+  }
   Obj* memo_get(uint64_t idx) {
     auto it = memo_.find(idx);
     if (it == memo_.end()) bad("pickle reads memo entry ", idx, " before writing it");
@@ -127,10 +161,12 @@ class Unpickler {
   const uint8_t* p_;
   size_t n_, pos_ = 0;
   std::string_view what_;
-  std::vector<std::unique_ptr<Obj>> arena_;
+  std::deque<Obj> arena_;  // stable addresses, no allocation per object
   std::vector<Obj*> stack_;
   std::vector<size_t> marks_;
   std::unordered_map<uint64_t, Obj*> memo_;
+  uint64_t used_ = 0;
+  const uint64_t budget_;
 };
 
 std::vector<int64_t> Unpickler::int_tuple(Obj* o, const char* field) {
@@ -160,12 +196,15 @@ Obj* Unpickler::rebuild_tensor(const std::vector<Obj*>& a) {
   if (a.size() < 4 || a[0]->kind != Obj::Storage || a[1]->kind != Obj::Int || a[1]->i < 0)
     bad("malformed _rebuild_tensor_v2 arguments");
   Obj* t = make(Obj::Tensor);
-  t->rec.dtype = a[0]->dtype;
-  t->rec.storage_key = a[0]->s;
-  t->rec.storage_offset = a[1]->i;
-  t->rec.shape = int_tuple(a[2], "size");
-  t->rec.strides = int_tuple(a[3], "stride");
-  if (t->rec.shape.size() != t->rec.strides.size()) bad("tensor size and stride differ in length");
+  charge(sizeof(TensorRecord) + a[0]->s.size() + 16 * a[2]->items.size());
+  t->rec = std::make_unique<TensorRecord>();
+  TensorRecord& r = *t->rec;
+  r.dtype = a[0]->dtype;
+  r.storage_key = a[0]->s;
+  r.storage_offset = a[1]->i;
+  r.shape = int_tuple(a[2], "size");
+  r.strides = int_tuple(a[3], "stride");
+  if (r.shape.size() != r.strides.size()) bad("tensor size and stride differ in length");
   return t;
 }
 
@@ -209,11 +248,19 @@ bool Unpickler::step(uint8_t op) {
     case 0x8d: stack_.push_back(string_obj(le(8))); break;
     case 'B': stack_.push_back(string_obj(le(4))); break;  // BINBYTES (as a string: never interpreted)
     case 'C': stack_.push_back(string_obj(le(1))); break;
-    case 't': { Obj* t = make(Obj::Tuple); t->items = pop_to_mark(); stack_.push_back(t); break; }
-    case 0x85: case 0x86: case 0x87: {
+    case 't': {
       Obj* t = make(Obj::Tuple);
-      t->items.resize(op - 0x84);
-      for (size_t j = t->items.size(); j-- > 0;) t->items[j] = pop();
+      const std::vector<Obj*> items = pop_to_mark();
+      add_items(t, items.data(), items.size());
+      stack_.push_back(t);
+      break;
+    }
+    case 0x85: case 0x86: case 0x87: {
+      Obj* items[3];
+      const size_t k = op - 0x84;
+      for (size_t j = k; j-- > 0;) items[j] = pop();
+      Obj* t = make(Obj::Tuple);
+      add_items(t, items, k);
       stack_.push_back(t);
       break;
     }
@@ -237,7 +284,7 @@ bool Unpickler::step(uint8_t op) {
       auto vs = op == 'a' ? std::vector<Obj*>{pop()} : pop_to_mark();
       Obj* l = top();
       if (l->kind != Obj::List) bad("APPEND to a non-list");
-      l->items.insert(l->items.end(), vs.begin(), vs.end());
+      add_items(l, vs.data(), vs.size());
       break;
     }
     case 'q': memo_put(le(1)); break;
@@ -266,10 +313,12 @@ std::vector<TensorRecord> unpickle_state_dict(const uint8_t* data, size_t size, 
   Obj* root = u.run();
   if (root->kind != Obj::Dict) bt::fail(what, ": the pickle is not a state dict (a dict of tensors)");
   std::vector<TensorRecord> out;
-  for (const auto& [k, v] : root->entries) {
+  for (size_t j = 0; j + 1 < root->items.size(); j += 2) {
+    const Obj* k = root->items[j];
+    const Obj* v = root->items[j + 1];
     if (k->kind != Obj::Str) bt::fail(what, ": a state dict key is not a string");
     if (v->kind != Obj::Tensor) bt::fail(what, ": state dict entry '", k->s, "' is not a tensor");
-    out.push_back(v->rec);
+    out.push_back(*v->rec);
     out.back().name = k->s;
   }
   return out;

@@ -110,13 +110,22 @@ void decode_values(Type t, Encoding enc, const uint8_t* p, size_t n, size_t coun
   }
 }
 
-// Appends one value slot (definition level d; the next decoded value when present) to the output arrays.
-void append_value(Type t, uint32_t d, bool present, const Decoded& vals, size_t& k, ColumnValues& out) {
+[[noreturn]] void values_over_budget(uint64_t cap) {
+  fail("values decode to more than ", cap, " bytes, more than the chunk's size can justify (",
+       kMaxValueBytesPerChunkByte, " bytes per chunk byte, at least ", kMinValueBudget >> 20,
+       " MiB): a dictionary page repeated past any real column's size (the file is corrupt or hostile)");
+}
+
+// Appends one value slot (definition level d; the next decoded value when present) to the output arrays; a
+// BYTE_ARRAY value is copied only while the values stay within `cap` bytes (dictionary indices let a few bytes
+// repeat a large dictionary value).
+void append_value(Type t, uint32_t d, bool present, const Decoded& vals, size_t& k, uint64_t cap, ColumnValues& out) {
   out.def.push_back(static_cast<uint8_t>(d));
   out.present.push_back(present);
   if (t == Type::ByteArray) {
     if (present) {
       const View& v = vals.views[k++];
+      if (v.n > cap - out.data.size()) values_over_budget(cap);
       out.data.insert(out.data.end(), v.p, v.p + v.n);
     }
     out.offsets.push_back(out.data.size());
@@ -127,11 +136,11 @@ void append_value(Type t, uint32_t d, bool present, const Decoded& vals, size_t&
 
 // Scatters one page's values to its rows.
 void append_rows(Type t, int max_def, const std::vector<uint32_t>& defs, size_t nv, const Decoded& vals,
-                 ColumnValues& out) {
+                 uint64_t cap, ColumnValues& out) {
   size_t k = 0;
   for (size_t i = 0; i < nv; ++i) {
     const uint32_t d = max_def ? defs[i] : 0;
-    append_value(t, d, static_cast<int>(d) == max_def, vals, k, out);
+    append_value(t, d, static_cast<int>(d) == max_def, vals, k, cap, out);
   }
 }
 
@@ -202,7 +211,7 @@ void decode_levels(const uint8_t* p, size_t n, int bits, size_t count, int max, 
 // Lists (max_rep 1): each value with repetition level 0 starts a row; definition level max_def is an element,
 // max_def - 1 a null element, and anything lower an empty or null list (no element). Returns rows started.
 size_t append_list_rows(const LeafColumn& leaf, const std::vector<uint32_t>& reps, const std::vector<uint32_t>& defs,
-                        size_t nv, const Decoded& vals, size_t rows_left, ColumnValues& out) {
+                        size_t nv, const Decoded& vals, size_t rows_left, uint64_t cap, ColumnValues& out) {
   size_t started = 0, k = 0;
   const uint32_t max_def = static_cast<uint32_t>(leaf.max_def);
   for (size_t i = 0; i < nv; ++i) {
@@ -215,7 +224,7 @@ size_t append_list_rows(const LeafColumn& leaf, const std::vector<uint32_t>& rep
     }
     const uint32_t d = max_def ? defs[i] : 0;
     if (d + 1 < max_def) continue;  // an empty or null list: no element
-    append_value(leaf.type, d, d == max_def, vals, k, out);
+    append_value(leaf.type, d, d == max_def, vals, k, cap, out);
   }
   return started;
 }
@@ -270,8 +279,8 @@ ColumnValues reset_output(ColumnValues reuse, const LeafColumn& leaf, size_t row
 }
 
 // ByteArray columns: one exact allocation for all values, from a pass over the page headers (growing and
-// page-faulting an image column's buffer page by page costs more than decoding it).
-void reserve_byte_array_data(const uint8_t* chunk, size_t size, ColumnValues& out) {
+// page-faulting an image column's buffer page by page costs more than decoding it); never beyond `cap`.
+void reserve_byte_array_data(const uint8_t* chunk, size_t size, uint64_t cap, ColumnValues& out) {
   size_t total = 0;
   for (size_t pos = 0; pos < size;) {
     size_t hlen = 0;
@@ -289,6 +298,7 @@ void reserve_byte_array_data(const uint8_t* chunk, size_t size, ColumnValues& ou
                         max_uncompressed_size(static_cast<size_t>(h.compressed_page_size)));
     pos += hlen + static_cast<size_t>(h.compressed_page_size);
   }
+  total = std::min<uint64_t>(total, cap);
   // A recycled buffer that must grow grows with headroom, so the next slightly larger page fits too.
   if (total > out.data.capacity()) out.data.reserve(out.data.capacity() ? total + total / 8 : total);
 }
@@ -296,12 +306,14 @@ void reserve_byte_array_data(const uint8_t* chunk, size_t size, ColumnValues& ou
 }  // namespace
 
 ColumnValues decode_column_chunk(const uint8_t* chunk, size_t size, const LeafColumn& leaf,
-                                 const ColumnMetaData& meta, int64_t num_rows, ColumnValues reuse) {
+                                 const ColumnMetaData& meta, int64_t num_rows, ColumnValues reuse,
+                                 uint64_t max_value_bytes) {
   const Type t = leaf.type;
   const size_t rows = check_chunk(size, leaf, meta, num_rows);
   const size_t values_total = static_cast<size_t>(meta.num_values);
+  const uint64_t cap = std::min(max_value_bytes, value_budget(size));
   ColumnValues out = reset_output(std::move(reuse), leaf, rows, size);
-  if (t == Type::ByteArray) reserve_byte_array_data(chunk, size, out);
+  if (t == Type::ByteArray) reserve_byte_array_data(chunk, size, cap, out);
 
   const int level_bits = bit_width_for(static_cast<uint32_t>(leaf.max_def));
   const int rep_bits = bit_width_for(static_cast<uint32_t>(leaf.max_rep));
@@ -357,9 +369,9 @@ ColumnValues decode_column_chunk(const uint8_t* chunk, size_t size, const LeafCo
       vals.ints.clear();
       decode_values(t, h.encoding, lv.values, lv.values_len, present, have_dict ? &dict : nullptr, scratch, vals);
       if (leaf.max_rep > 0) {
-        done += append_list_rows(leaf, reps, defs, nv, vals, rows - done, out);
+        done += append_list_rows(leaf, reps, defs, nv, vals, rows - done, cap, out);
       } else {
-        append_rows(t, leaf.max_def, defs, nv, vals, out);
+        append_rows(t, leaf.max_def, defs, nv, vals, cap, out);
         done += nv;
       }
       values_done += nv;

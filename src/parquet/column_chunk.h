@@ -39,9 +39,22 @@ struct ColumnValues {
 // billions of null rows).
 inline constexpr size_t kMaxRowsPerChunkByte = 16;
 
+// BYTE_ARRAY values decoded from a chunk may take at most value_budget(its size) bytes: max(kMinValueBudget,
+// kMaxValueBytesPerChunkByte x size). Dictionary indices let a few bytes repeat a large dictionary value (an
+// 856-byte file asked for 1.42 GB); real columns stay far below (images ~1x, repeated captions < 100x).
+inline constexpr uint64_t kMaxValueBytesPerChunkByte = 1024;
+inline constexpr uint64_t kMinValueBudget = uint64_t(64) << 20;
+inline uint64_t value_budget(size_t chunk_bytes) {
+  const uint64_t b = uint64_t(chunk_bytes);
+  return b > kMinValueBudget / kMaxValueBytesPerChunkByte ? b * kMaxValueBytesPerChunkByte : kMinValueBudget;
+}
+
 // `reuse`: a spent ColumnValues whose buffers are refilled (capacity kept), so a caller decoding page after
 // page does not fault in fresh memory for each (that costs more than the decode on a VM).
+// `max_value_bytes`: a tighter cap than value_budget(size) on the BYTE_ARRAY values (a caller's budget for the
+// whole file); past either, bt::Error.
 ColumnValues decode_column_chunk(const uint8_t* chunk, size_t size, const LeafColumn& leaf,
-                                 const ColumnMetaData& meta, int64_t num_rows, ColumnValues reuse = {});
+                                 const ColumnMetaData& meta, int64_t num_rows, ColumnValues reuse = {},
+                                 uint64_t max_value_bytes = UINT64_MAX);
 
 }  // namespace bt::parquet

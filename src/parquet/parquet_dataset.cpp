@@ -173,6 +173,14 @@ void ParquetDataset::load_file(size_t f) {
     if (extra_leaves.back() < 0) missing(col, "not found (or holds more than one field)");
   }
   extras_.resize(opts_.extra_columns.size());
+  // The text columns kept for every row (captions, extras, paths) share one budget per file, so that tiny chunks
+  // each within their own value_budget cannot add up (the image column is decoded page by page, not kept).
+  uint64_t kept_left = value_budget(static_cast<size_t>(std::min<uint64_t>(pf.file_size(), SIZE_MAX)));
+  auto read_kept = [&](size_t g, size_t leaf) {
+    ColumnValues v = pf.read_column(g, leaf, kept_left);
+    kept_left -= std::min<uint64_t>(kept_left, v.data.size());
+    return v;
+  };
 
   for (size_t g = 0; g < pf.num_row_groups(); ++g) {
     const size_t n = static_cast<size_t>(pf.row_group_rows(g));
@@ -184,15 +192,15 @@ void ParquetDataset::load_file(size_t f) {
     const int64_t image_bytes = leaf < cols.size() ? cols[leaf].meta.total_uncompressed_size : 0;
     spans_.push_back({begin, begin + n, static_cast<uint64_t>(std::max<int64_t>(image_bytes, 0))});
     if (cap >= 0) {
-      ColumnValues caps = pf.read_column(g, static_cast<size_t>(cap));
+      ColumnValues caps = read_kept(g, static_cast<size_t>(cap));
       for (size_t r = 0; r < n; ++r) captions_.emplace_back(caps.bytes(r));
     } else {
       captions_.resize(captions_.size() + n);
     }
     for (size_t k = 0; k < extra_leaves.size(); ++k)
-      append_as_text(pf.read_column(g, static_cast<size_t>(extra_leaves[k])), extras_[k]);
+      append_as_text(read_kept(g, static_cast<size_t>(extra_leaves[k])), extras_[k]);
     ColumnValues paths;
-    if (fi.path_leaf >= 0) paths = pf.read_column(g, static_cast<size_t>(fi.path_leaf));
+    if (fi.path_leaf >= 0) paths = read_kept(g, static_cast<size_t>(fi.path_leaf));
     bool need_bytes = false;
     for (size_t r = 0; r < n; ++r) {
       std::string_view p = fi.path_leaf >= 0 ? paths.bytes(r) : std::string_view();

@@ -49,6 +49,40 @@ ParquetFile::ParquetFile(std::shared_ptr<const ByteSource> source) : source_(std
            schema_.leaves.size(), " leaf columns");
     num_rows_ += rg.num_rows;
   }
+  // Rows are counted once per file, not per chunk: each chunk's own bound (kMaxRowsPerChunkByte, with a floor)
+  // would let many row groups, or many tiny chunks, claim a million rows each.
+  if (static_cast<uint64_t>(num_rows_) > std::max<uint64_t>(kMinRowsPerFile, size * kMaxRowsPerChunkByte))
+    fail(nm, ": ", num_rows_, " rows is implausible for a file of ", size, " bytes (at most ", kMaxRowsPerChunkByte,
+         " per byte, or ", kMinRowsPerFile, "): the row groups' counts are corrupt");
+  check_chunks_disjoint();
+}
+
+void ParquetFile::check_chunks_disjoint() const {
+  // Writers give every chunk its own bytes. Row groups pointing at one chunk would decode it once per group
+  // (8 groups sharing one 800-byte chunk took 1 GB), so overlapping ranges are refused up front.
+  struct Range {
+    uint64_t begin, end;
+    size_t group, leaf;
+  };
+  std::vector<Range> ranges;
+  for (size_t g = 0; g < meta_.row_groups.size(); ++g)
+    for (size_t c = 0; c < meta_.row_groups[g].columns.size(); ++c) {
+      const ColumnChunk& cc = meta_.row_groups[g].columns[c];
+      if (!cc.has_meta_data || !cc.file_path.empty()) continue;  // refused when read
+      int64_t start = cc.meta.data_page_offset;
+      if (cc.meta.dictionary_page_offset > 0 && cc.meta.dictionary_page_offset < start)
+        start = cc.meta.dictionary_page_offset;
+      if (start < 0 || cc.meta.total_compressed_size <= 0) continue;  // refused when read (chunk_range)
+      const uint64_t b = static_cast<uint64_t>(start);
+      const uint64_t len = static_cast<uint64_t>(cc.meta.total_compressed_size);
+      ranges.push_back({b, b > UINT64_MAX - len ? UINT64_MAX : b + len, g, c});
+    }
+  std::sort(ranges.begin(), ranges.end(), [](const Range& x, const Range& y) { return x.begin < y.begin; });
+  for (size_t i = 1; i < ranges.size(); ++i)
+    if (ranges[i].begin < ranges[i - 1].end)
+      fail(source_->name(), ": row group ", ranges[i].group, ", column '", schema_.leaves[ranges[i].leaf].name,
+           "' shares bytes ", ranges[i].begin, ".. with row group ", ranges[i - 1].group, ", column '",
+           schema_.leaves[ranges[i - 1].leaf].name, "' (column chunks must not overlap: the footer is corrupt)");
 }
 
 int ParquetFile::find_column(std::string_view dotted) const {
@@ -104,7 +138,7 @@ void ParquetFile::rethrow(size_t g, size_t leaf) const {
   }
 }
 
-ColumnValues ParquetFile::read_column(size_t g, size_t leaf) const {
+ColumnValues ParquetFile::read_column(size_t g, size_t leaf, uint64_t max_value_bytes) const {
   if (g >= meta_.row_groups.size() || leaf >= schema_.leaves.size())
     fail(source_->name(), ": row group ", g, " / column ", leaf, " out of range");
   try {
@@ -114,7 +148,7 @@ ColumnValues ParquetFile::read_column(size_t g, size_t leaf) const {
     source_->read(start, static_cast<size_t>(len), bytes.data());
     const RowGroup& rg = meta_.row_groups[g];
     return decode_column_chunk(bytes.data(), static_cast<size_t>(len), schema_.leaves[leaf], rg.columns[leaf].meta,
-                               rg.num_rows);
+                               rg.num_rows, {}, max_value_bytes);
   } catch (...) {
     rethrow(g, leaf);
   }

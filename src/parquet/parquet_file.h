@@ -19,6 +19,11 @@
 
 namespace bt::parquet {
 
+// A file may claim at most max(kMinRowsPerFile, kMaxRowsPerChunkByte x its size) rows in all its row groups
+// together, and its column chunks' byte ranges may not overlap: both checked at construction, so row counts
+// cannot be multiplied by row groups that share (or tiny chunks that each claim) rows.
+inline constexpr uint64_t kMinRowsPerFile = uint64_t(1) << 20;
+
 class ParquetFile {
  public:
   explicit ParquetFile(std::shared_ptr<const ByteSource> source);
@@ -36,8 +41,11 @@ class ParquetFile {
   // "image, image_description, contest_number, ..." (top-level fields; groups as "image{bytes, path}").
   std::string describe_columns() const;
 
-  // Decodes column `leaf` of row group `g`.
-  ColumnValues read_column(size_t g, size_t leaf) const;
+  uint64_t file_size() const { return source_->size(); }
+
+  // Decodes column `leaf` of row group `g`; its BYTE_ARRAY values may take at most `max_value_bytes` (and
+  // value_budget(chunk size), column_chunk.h).
+  ColumnValues read_column(size_t g, size_t leaf, uint64_t max_value_bytes = UINT64_MAX) const;
 
   // Where the pages of a chunk lie, found by reading only their headers (small preads), so that random
   // access can decode one page instead of the whole chunk.
@@ -55,6 +63,8 @@ class ParquetFile {
                           size_t last, ColumnValues reuse = {}) const;
 
  private:
+  // Chunks' byte ranges may not overlap (throws naming both).
+  void check_chunks_disjoint() const;
   // Validated [start, start + length) of a chunk; throws without file context.
   std::pair<uint64_t, uint64_t> chunk_range(size_t g, size_t leaf) const;
   [[noreturn]] void rethrow(size_t g, size_t leaf) const;

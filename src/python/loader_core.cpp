@@ -69,7 +69,9 @@ size_t LoaderCore::batches_per_epoch() const {
 }
 
 void LoaderCore::start(uint64_t epoch, size_t position) {
-  if (position % static_cast<size_t>(opt_.batch_size) != 0 || position > rows_per_epoch())
+  // The end of the epoch is a valid position too: a state saved right after a short last batch.
+  const bool boundary = position % static_cast<size_t>(opt_.batch_size) == 0 || position == rows_per_epoch();
+  if (!boundary || position > rows_per_epoch())
     fail("resume position ", position, " is not a batch boundary of this loader (batch_size ", opt_.batch_size,
          ", ", rows_per_epoch(), " rows per epoch): was the state saved with other options?");
   loader_->start_epoch(epoch, position);

@@ -4,9 +4,11 @@
 //
 // Contract:
 //  - Batches are those of the C++ loader for the same options, byte for byte. drop_last=true drops both the
-//    sharding padding (DistributedSampler's drop_last) and the short last batch (DataLoader's drop_last).
+//    sharding padding (DistributedSampler's drop_last) and the short last batch (DataLoader's drop_last); the
+//    default is false, torch's (the trainer's own loader options are separate and unaffected).
 //  - start(epoch, position) begins `epoch` at `position` samples into this rank's order; position must be a
-//    multiple of batch_size (it is what state_dict records), so a resumed run sees exactly the remaining batches.
+//    multiple of batch_size or the end of the epoch (after a short last batch; it is what state_dict records), so
+//    a resumed run sees exactly the remaining batches.
 //  - next() returns nullptr at the end of the epoch; a bad sample throws bt::Error naming the file (policy error).
 //  - A Held keeps its Loader alive, so tensors may outlive the Python DataLoader object.
 #pragma once
@@ -29,7 +31,7 @@ struct CoreOptions {
   int num_workers = 2;
   bool shuffle = true;
   uint64_t seed = 0;
-  bool drop_last = true;
+  bool drop_last = false;
   int image_size = 288;
   std::array<float, 3> mean{media::kClipMean[0], media::kClipMean[1], media::kClipMean[2]};
   std::array<float, 3> std{media::kClipStd[0], media::kClipStd[1], media::kClipStd[2]};

@@ -64,6 +64,7 @@ Source open_source(const std::string& path, const SourceOptions& o) {
   co.caption_column = o.caption_column;
   co.on_bad_row = o.on_bad;
   co.max_image_bytes = o.max_image_bytes;
+  co.max_line_bytes = o.max_line_bytes;
   Source s;
   s.kind = kind;
   s.dataset = data::open_dataset(path, co);

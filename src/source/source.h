@@ -33,6 +33,8 @@ struct SourceOptions {
   data::OnBad on_bad = data::OnBad::kError;
   // Image files and tar members larger than this are bad samples (never read whole).
   uint64_t max_image_bytes = data::kDefaultMaxImageBytes;
+  // A JSONL line or CSV record longer than this is an error naming the file and line (--max_line_bytes).
+  uint64_t max_line_bytes = data::kDefaultMaxLineBytes;
   // Parquet locality: rows shuffled within windows of this many row groups; -1 auto, 0 fully random.
   int shuffle_window_row_groups = -1;
   // false: no locality order and the page cache left as opened (e.g. a validation set read once in order).

@@ -15,6 +15,7 @@
 #include "common/file_gate.h"
 #include "common/terminal.h"
 #include "common/json.h"
+#include "train/model_selection.h"
 
 namespace bt::train {
 
@@ -202,21 +203,23 @@ fs::path resolve_resume_dir(const std::string& value, const fs::path& output_dir
   return p;
 }
 
-std::vector<fs::path> rotate_checkpoints(const fs::path& output_dir, int64_t limit) {
+std::vector<fs::path> rotate_checkpoints(const fs::path& output_dir, int64_t limit, int64_t keep_step) {
   std::vector<fs::path> removed;
   if (limit <= 0) return removed;
-  auto cks = list_checkpoints(output_dir);
-  const int64_t excess = static_cast<int64_t>(cks.size()) - limit;
-  for (int64_t i = 0; i < excess; ++i) {
+  const std::vector<CheckpointRef> cks = list_checkpoints(output_dir);
+  std::vector<int64_t> steps;
+  for (const CheckpointRef& c : cks) steps.push_back(c.step);
+  for (int64_t step : checkpoints_to_delete(steps, limit, keep_step)) {
+    const fs::path ck = std::find_if(cks.begin(), cks.end(), [&](const CheckpointRef& c) { return c.step == step; })->path;
     // Rename first (atomic): a kill during the slow remove_all leaves a .del-* folder, never a partial
     // checkpoint-K that list_checkpoints() would offer.
-    const fs::path doomed = output_dir / (".del-" + cks[i].path.filename().string() + unique_suffix());
+    const fs::path doomed = output_dir / (".del-" + ck.filename().string() + unique_suffix());
     std::error_code ec;
-    fs::rename(cks[i].path, doomed, ec);
+    fs::rename(ck, doomed, ec);
     if (ec) continue;
     fsync_dir(output_dir);
     fs::remove_all(doomed, ec);
-    removed.push_back(cks[i].path);
+    removed.push_back(ck);
   }
   return removed;
 }

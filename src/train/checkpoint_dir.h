@@ -58,8 +58,9 @@ std::string checkpoint_problem(const fs::path& dir);
 // (incomplete ones are skipped with a warning on stderr; error if none is usable); any other value must be a
 // checkpoint folder with a resume state file.
 fs::path resolve_resume_dir(const std::string& value, const fs::path& output_dir);
-// Keep the newest `limit` checkpoints (limit <= 0: keep all). Returns the folders removed.
-std::vector<fs::path> rotate_checkpoints(const fs::path& output_dir, int64_t limit);
+// Keep the newest `limit` checkpoints (limit <= 0: keep all) and checkpoint-<keep_step> (the best model's, kept
+// as HF keeps it: see checkpoints_to_delete in train/model_selection.h). Returns the folders removed.
+std::vector<fs::path> rotate_checkpoints(const fs::path& output_dir, int64_t limit, int64_t keep_step = -1);
 // Removes .tmp-* staging folders and files, .del-* folders of an interrupted rotation and *.tmp.<pid> files
 // of an interrupted atomic write; puts back a .old-checkpoint-N whose replacement never arrived.
 void remove_stale_staging(const fs::path& output_dir);

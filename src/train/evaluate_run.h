@@ -12,6 +12,8 @@
 #include <map>
 #include <string>
 
+#include "data/jsonl.h"
+
 namespace bt::train {
 
 struct EvaluateOptions {
@@ -26,6 +28,7 @@ struct EvaluateOptions {
   int64_t max_eval_samples = 0;  // > 0: only the first N rows (0 or negative: all; the same as train's)
   int max_seq_length = 128;
   std::string on_bad_sample = "error";
+  uint64_t max_line_bytes = data::kDefaultMaxLineBytes;  // a longer JSONL line / CSV record is an error
   std::string device = "cpu";
   bool bf16 = false;
   bool quiet = false;

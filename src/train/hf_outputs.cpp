@@ -25,6 +25,18 @@ HfStateInfo hf_state_of_settings(const nlohmann::json& s, int64_t global_step) {
   return i;
 }
 
+void apply_selection(HfStateInfo& info, const nlohmann::json& selection, const fs::path& output_dir,
+                     int64_t saving_step) {
+  if (!selection.is_object()) return;
+  const auto best = selection.find("best_metric");
+  if (best == selection.end() || !best->is_number()) return;
+  info.best_metric = *best;
+  const int64_t step = selection.value("best_step", int64_t{-1});
+  const fs::path ck = output_dir / ("checkpoint-" + std::to_string(step));
+  std::error_code ec;
+  if (step >= 0 && (step == saving_step || fs::is_directory(ck, ec))) info.best_model_checkpoint = ck.string();
+}
+
 nlohmann::json hf_log_history(const std::vector<nlohmann::json>& records, int64_t through_step,
                               int64_t steps_per_epoch) {
   nlohmann::json out = nlohmann::json::array();
@@ -53,8 +65,8 @@ nlohmann::ordered_json hf_trainer_state(const HfStateInfo& i, const nlohmann::js
   // (per-epoch: the epoch's steps; none: HF's default 500).
   auto steps_of = [&](int64_t v) -> int64_t { return v > 0 ? v : v < 0 ? i.steps_per_epoch : 500; };
   nlohmann::ordered_json j;
-  j["best_metric"] = nullptr;
-  j["best_model_checkpoint"] = nullptr;
+  j["best_metric"] = i.best_metric;
+  j["best_model_checkpoint"] = i.best_model_checkpoint.empty() ? nlohmann::json(nullptr) : nlohmann::json(i.best_model_checkpoint);
   j["epoch"] = i.epoch();
   j["eval_steps"] = steps_of(i.eval_steps);
   j["global_step"] = i.global_step;
@@ -74,7 +86,7 @@ nlohmann::ordered_json hf_trainer_state(const HfStateInfo& i, const nlohmann::js
                                  {"should_evaluate", false},
                                  {"should_log", false},
                                  {"should_save", true},
-                                 {"should_training_stop", done}}},
+                                 {"should_training_stop", done || i.stopped_early}}},
                                {"attributes", nlohmann::json::object()}}}};
   j["total_flos"] = 0;  // not counted
   j["train_batch_size"] = i.train_batch_size;

@@ -5,8 +5,9 @@
 //   trainer_state.json    HF's TrainerState schema (transformers 4.4x field set): log_history built from the
 //                         run's metrics.jsonl (training windows -> {loss, grad_norm, learning_rate, epoch, step};
 //                         eval/test/train-summary records -> their keys + epoch + step), global_step, epoch,
-//                         max_steps, num_train_epochs, logging/eval/save_steps, train_batch_size, best_metric
-//                         (null: no metric_for_best_model), ... No other key: HF loads it as TrainerState(**json).
+//                         max_steps, num_train_epochs, logging/eval/save_steps, train_batch_size, best_metric,
+//                         best_model_checkpoint (null without --metric_for_best_model), ... No other key: HF loads it
+//                         as TrainerState(**json), and older versions have no best_global_step.
 //   <split>_results.json  HF's save_metrics(split, metrics): the split's metrics; all_results.json gathers the
 //                         splits of the run (merged into the file already there, as HF does).
 //   training_args.json    the run's arguments as JSON (HF pickles them to training_args.bin; JSON is readable).
@@ -24,11 +25,21 @@ struct HfStateInfo {
   int64_t global_step = 0, max_steps = 0, steps_per_epoch = 0;  // steps_per_epoch 0: unknown (no epoch keys)
   int64_t logging_steps = 500, eval_steps = 0, save_steps = 0, train_batch_size = 8;
   double num_train_epochs = 3;
+  // Model selection (train/model_selection.h): null / "" / -1 when none.
+  nlohmann::json best_metric = nullptr;
+  std::string best_model_checkpoint;
+  bool stopped_early = false;  // early stopping ended the run
   double epoch() const { return steps_per_epoch > 0 ? double(global_step) / double(steps_per_epoch) : 0.0; }
 };
 
 // From the settings the trainer keeps in its resume state (missing keys: defaults).
 HfStateInfo hf_state_of_settings(const nlohmann::json& settings, int64_t global_step);
+
+// The best model's fields from model selection's state (ModelSelector::to_json; null: none): best_metric, and
+// best_model_checkpoint = output_dir/checkpoint-<best step> when that checkpoint exists or is the one being
+// written (`saving_step`), as HF sets it when it saves.
+void apply_selection(HfStateInfo& info, const nlohmann::json& selection, const std::filesystem::path& output_dir,
+                     int64_t saving_step);
 
 // HF log_history entries of metrics.jsonl records with step <= through_step.
 nlohmann::json hf_log_history(const std::vector<nlohmann::json>& records, int64_t through_step,

@@ -15,6 +15,7 @@
 //    the contrastive loss wants full batches).
 #pragma once
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "data/captions_parse.h"
@@ -46,6 +47,10 @@ struct TrainOptions {
   double num_train_epochs = 3;
   int64_t max_steps = -1;
   int gradient_accumulation_steps = 1;
+  // exact: K micro-batches train as one batch of K x B (its negatives, its loss; train/torch/contrastive_step.h);
+  // local: HF's per-micro-batch losses, averaged.
+  std::string contrastive_accumulation = "exact";
+  bool gradient_checkpointing = false;  // recompute each layer's activations in backward (model/grad_checkpoint.h)
   double max_grad_norm = 1.0;
   uint64_t seed = 42;
   bool freeze_vision_model = false, freeze_text_model = false, freeze_text_pooler = true;
@@ -62,6 +67,7 @@ struct TrainOptions {
   std::string train_transform = "eval";  // eval (the reference example: resize + center crop) | train (random)
   std::string on_bad_sample = "error";
   uint64_t max_image_bytes = data::kDefaultMaxImageBytes;  // larger image files / tar members are bad samples
+  uint64_t max_line_bytes = data::kDefaultMaxLineBytes;    // a longer JSONL line / CSV record is an error
   int decoded_cache_mb = 512;
   bool jpeg_dct_scaling = true;
   // Runtime.
@@ -73,6 +79,12 @@ struct TrainOptions {
   int64_t max_train_samples = 0, max_eval_samples = 0;  // > 0: only the first N rows of the split (HF's select)
   std::string tensorboard_dir;  // non-empty: the run log's records also become TensorBoard scalars there
   bool eval_at_end = true;
+  // Model selection (train/model_selection.h, HF's names): "" = none; greater_is_better -1 = by the metric's name.
+  std::string metric_for_best_model;
+  int greater_is_better = -1;
+  bool load_best_model_at_end = false;
+  int64_t early_stopping_patience = 0;  // evaluations without improvement before stopping (0: never stop early)
+  double early_stopping_threshold = 0;  // the improvement that counts
   std::string resume_from_checkpoint;  // "", "latest" or a checkpoint dir
   int64_t throughput_warmup_steps = 3;
   bool save_final_model = true;
@@ -100,6 +112,10 @@ struct TrainSummary {
   std::string output_dir;
   int64_t max_steps = 0, steps_per_epoch = 0;
   bool completed = false;  // false: stopped early (stop_after_step), no final outputs written
+  // Model selection: the best evaluation's value ("null" when none), its checkpoint folder ("" when none was
+  // saved), and why early stopping ended the run ("" when it did not).
+  nlohmann::json best_metric;
+  std::string best_model_checkpoint, early_stop_reason;
   std::string op_paths;    // which fast paths ran: "adamw fused, quick_gelu cuda_kernel" (bench rows record it)
 };
 

@@ -46,7 +46,7 @@ TEST(HfCompat, RefusedFlagsStopWithTheReason) {
   EXPECT_NE(run({"--push_to_hub"}).first.find("--push_to_hub: refused: bridgetune never uses the network"),
             std::string::npos);
   EXPECT_EQ(run({"--push_to_hub", "False"}).first, "");  // asks for nothing
-  EXPECT_NE(run({"--load_best_model_at_end", "true"}).first.find("not implemented yet"), std::string::npos);
+  EXPECT_NE(run({"--hub_model_id", "me/model"}).first.find("--hub_model_id me/model: refused"), std::string::npos);
   EXPECT_NE(run({"--optim", "sgd"}).first.find("--optim sgd: only AdamW"), std::string::npos);
   auto [err, out] = run({"--optim", "adamw_torch_fused"});
   EXPECT_EQ(err, "");

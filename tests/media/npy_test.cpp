@@ -2,6 +2,8 @@
 
 #include "media/npy.h"
 
+#include "common/error.h"
+
 namespace bt::media {
 namespace {
 
@@ -25,6 +27,36 @@ TEST(MediaNpy, OneDimensionalShapeKeepsComma) {
   const std::string b = npy_bytes(f, 4, "<f4", {2});
   EXPECT_NE(b.find("'shape': (2,)"), std::string::npos);
   EXPECT_EQ(b.size() % 64, 8u);  // header block is 64-aligned, 8 data bytes follow
+}
+
+std::string parse_error(const std::string& b) {
+  try {
+    parse_npy_f32_matrix({reinterpret_cast<const uint8_t*>(b.data()), b.size()}, "x.npy");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(MediaNpy, MatrixRoundTripsAndRefusesWhatDoesNotFit) {
+  const float f[6] = {1, 2, 3, 4, 5, 6};
+  const std::string b = npy_bytes(f, 4, "<f4", {2, 3});
+  const NpyMatrix m = parse_npy_f32_matrix({reinterpret_cast<const uint8_t*>(b.data()), b.size()}, "x.npy");
+  EXPECT_EQ(m.rows, 2);
+  EXPECT_EQ(m.cols, 3);
+  EXPECT_EQ(b.substr(m.data_offset), std::string(reinterpret_cast<const char*>(f), 24));
+  EXPECT_NE(parse_error(b.substr(0, b.size() - 4)).find("does not match"), std::string::npos);
+  EXPECT_NE(parse_error(npy_bytes(f, 4, "<f4", {6})).find("not (rows, cols)"), std::string::npos);
+  EXPECT_NE(parse_error(npy_bytes(f, 1, "|u1", {2, 3})).find("'<f4'"), std::string::npos);
+  EXPECT_NE(parse_error("hello").find("not a .npy file"), std::string::npos);
+  // rows x cols x 4 would overflow 64 bits: still just "does not match".
+  const std::string h = "{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627775, 1099511627775), }\n";
+  std::string huge("\x93NUMPY\x01\x00", 8);
+  huge += char(h.size() & 0xff), huge += char(h.size() >> 8), huge += h, huge.append(24, '\0');
+  EXPECT_NE(parse_error(huge).find("does not match"), std::string::npos);
+  std::string cut = b;
+  cut[8] = char(0xff), cut[9] = char(0xff);  // header length past the end
+  EXPECT_NE(parse_error(cut).find("past the end"), std::string::npos);
 }
 
 }  // namespace

@@ -82,9 +82,9 @@ def test_epochs_reshuffle_and_set_epoch_repeats(data_dir):
 
 
 def test_drop_last_and_sharding(data_dir):
-    loader = bridgetune.DataLoader(data_dir, batch_size=10, image_size=32, shuffle=False)
+    loader = bridgetune.DataLoader(data_dir, batch_size=10, image_size=32, shuffle=False, drop_last=True)
     assert len(loader) == 6 and len(list(loader)) == 6
-    keep = bridgetune.DataLoader(data_dir, batch_size=10, image_size=32, shuffle=False, drop_last=False)
+    keep = bridgetune.DataLoader(data_dir, batch_size=10, image_size=32, shuffle=False)  # torch's default
     sizes = [b["pixel_values"].shape[0] for b in keep]
     assert len(keep) == 7 and sizes[-1] == 4
     ranks = [bridgetune.DataLoader(data_dir, batch_size=8, image_size=32, rank=r, world_size=2) for r in (0, 1)]

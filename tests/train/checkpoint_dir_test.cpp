@@ -98,6 +98,18 @@ TEST(CheckpointDir, ReplaceSameStepAndRotate) {
   fs::remove_all(out);
 }
 
+// --load_best_model_at_end: rotation never deletes the best checkpoint (HF keeps it as if it were the newest).
+TEST(CheckpointDir, RotationSparesTheBest) {
+  auto out = fresh_dir("rotate_best");
+  for (int s : {5, 10, 15, 20}) make_checkpoint(out, s, "v" + std::to_string(s));
+  rotate_checkpoints(out, 1, 10);
+  auto cks = list_checkpoints(out);
+  ASSERT_EQ(cks.size(), 2u);
+  EXPECT_EQ(cks[0].step, 10);
+  EXPECT_EQ(cks[1].step, 20);
+  fs::remove_all(out);
+}
+
 TEST(CheckpointDir, ResolveErrors) {
   auto out = fresh_dir("resolve");
   EXPECT_THROW(resolve_resume_dir("latest", out), bt::Error);

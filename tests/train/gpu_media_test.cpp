@@ -127,8 +127,9 @@ TEST(GpuMedia, MatchesCpuReferenceBitForBit) {
     }
 }
 
-// nvJPEG's IDCT and chroma upsampling are not libjpeg-turbo's, so device-decoded pixels differ slightly; after
-// the antialiased resize the stated tolerance is: mean |difference| <= 1.5 levels of 255, every pixel <= 32.
+// nvJPEG decodes exactly as libjpeg-turbo (its fancy chroma upsampling done by our kernel, cuda/ycc_convert.h),
+// so after the antialiased resize only float rounding separates the two paths: mean |difference| <= 0.5 levels
+// of 255, every pixel <= 4 (before that kernel, nvJPEG's own upsampling gave a mean 2.29 and a worst 49).
 TEST(GpuMedia, NvjpegDecodeMatchesTheCpuLoaderWithinTolerance) {
   std::string why;
   if (!train::GpuMediaPipeline::available(&why)) GTEST_SKIP() << "no CUDA pipeline: " << why;
@@ -175,8 +176,10 @@ TEST(GpuMedia, NvjpegDecodeMatchesTheCpuLoaderWithinTolerance) {
         }
       }
       EXPECT_GT(shipped, 0u);
-      EXPECT_LE(sum / static_cast<double>(n), 1.5) << "epoch " << epoch;
-      EXPECT_LE(worst, 32.0) << "epoch " << epoch;
+      std::printf("nvjpeg pipeline vs CPU loader (%s, epoch %d): mean |diff| %.4f levels, worst %.2f\n",
+                  mode == media::TransformMode::kEval ? "eval" : "train", int(epoch), sum / static_cast<double>(n), worst);
+      EXPECT_LE(sum / static_cast<double>(n), 0.5) << "epoch " << epoch;
+      EXPECT_LE(worst, 4.0) << "epoch " << epoch;
       if (epoch == 1) allocations_after_warmup = p.device_allocations();
     }
     EXPECT_GT(allocations_after_warmup, 0u);

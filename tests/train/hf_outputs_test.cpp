@@ -63,6 +63,25 @@ TEST(HfOutputs, TrainerStateHasExactlyHfsFields) {
   EXPECT_EQ(j["stateful_callbacks"]["TrainerControl"]["args"]["should_training_stop"], true);
 }
 
+TEST(HfOutputs, BestModelFieldsFromModelSelection) {
+  const fs::path d = fresh_dir("best");
+  fs::create_directories(d / "checkpoint-20");
+  HfStateInfo i;
+  apply_selection(i, nullptr, d, 30);  // no selection: HF's nulls
+  EXPECT_TRUE(hf_trainer_state(i, nlohmann::json::array())["best_model_checkpoint"].is_null());
+  apply_selection(i, {{"best_metric", 0.75}, {"best_step", 20}}, d, 30);
+  auto j = hf_trainer_state(i, nlohmann::json::array());
+  EXPECT_EQ(j["best_metric"], 0.75);
+  EXPECT_EQ(j["best_model_checkpoint"], (d / "checkpoint-20").string());
+  HfStateInfo k;
+  apply_selection(k, {{"best_metric", 0.5}, {"best_step", 40}}, d, 40);  // the checkpoint being written
+  EXPECT_EQ(hf_trainer_state(k, nlohmann::json::array())["best_model_checkpoint"], (d / "checkpoint-40").string());
+  HfStateInfo gone;
+  apply_selection(gone, {{"best_metric", 0.5}, {"best_step", 50}}, d, 60);  // neither there nor being written
+  EXPECT_TRUE(hf_trainer_state(gone, nlohmann::json::array())["best_model_checkpoint"].is_null());
+  fs::remove_all(d);
+}
+
 TEST(HfOutputs, StateFromTheTrainersSettings) {
   const nlohmann::json s = {{"per_device_train_batch_size", 40}, {"total_steps", 15}, {"steps_per_epoch", 3},
                             {"logging_steps", 10}, {"eval_steps", 0}, {"save_steps", 5}, {"num_train_epochs", 5.0}};

@@ -47,16 +47,19 @@ bt::cli::Registrar reg("evaluate", "Score a checkpoint: contest matching accurac
   dn->excludes(vf);
   app.add_option("--task", o->task, "matching | retrieval")->capture_default_str();
   app.add_option("--output_dir", o->output_dir, "Where eval_results.json (and predictions.jsonl) go")->required();
-  app.add_option("--per_device_eval_batch_size", o->per_device_eval_batch_size)->capture_default_str();
-  app.add_option("--dataloader_num_workers", o->dataloader_num_workers)->capture_default_str();
+  app.add_option("--per_device_eval_batch_size", o->per_device_eval_batch_size, "Images per forward")->capture_default_str();
+  app.add_option("--dataloader_num_workers", o->dataloader_num_workers, "Loader threads decoding images")->capture_default_str();
   app.add_option("--max_eval_samples", o->max_eval_samples, "Only the first N rows (0: all, as in train)")->capture_default_str();
-  app.add_option("--max_seq_length", o->max_seq_length)->capture_default_str();
-  app.add_option("--image_column", o->image_column)->capture_default_str();
+  app.add_option("--max_seq_length", o->max_seq_length, "Caption truncation (tokens)")->capture_default_str();
+  app.add_option("--image_column", o->image_column, "Image column (CSV/JSONL/parquet)")->capture_default_str();
   auto cc = app.add_option("--caption_column", o->caption_column,
                            "retrieval: the caption column (parquet default: image_description, as the HF New Yorker set)")
                 ->capture_default_str();
   app.add_option("--choices_column", o->choices_column, "matching: the list of caption choices")->capture_default_str();
   app.add_option("--label_column", o->label_column, "matching: the true choice")->capture_default_str();
+  app.add_option("--max_line_bytes", o->max_line_bytes, "Refuse a longer JSONL line or CSV record")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option("--on_bad_sample", o->on_bad_sample, "error | skip (count and leave out bad rows and images)")
       ->capture_default_str();
   app.add_option("--device", o->device, "cpu | cuda")->capture_default_str();

@@ -4,6 +4,7 @@
 // runs the embedded demo: generated cartoons, the tiny preset, a BPE vocabulary built from the captions, a short
 // real training run.
 #include <array>
+#include <filesystem>
 #include <csignal>
 #include <cstdlib>
 #include <iterator>
@@ -15,13 +16,17 @@
 #include "cli/hf_compat.h"
 #include "cli/hub_flags.h"
 #include "common/error.h"
+#include "common/file_gate.h"
 #include "data/captions_dataset.h"
 #include "dist/env.h"
+#include "train/embed_index.h"
 #include "train/recipe.h"
 #include "train/trainer.h"
 
 namespace bt::cli {
 namespace {
+
+namespace fs = std::filesystem;
 
 // The HF example's flags bridgetune accepts without a use (Gaudi/HPU settings): value-taking ones and switches.
 const char* const kGaudiOptions[] = {"--gaudi_config_name", "--distribution_strategy"};
@@ -74,6 +79,11 @@ nlohmann::json effective_arguments(nlohmann::json j, const train::TrainOptions& 
   j["resume_from_checkpoint"] = o.resume_from_checkpoint.empty() ? nlohmann::json(nullptr)
                                                                   : nlohmann::json(o.resume_from_checkpoint);
   j["world_size"] = o.world_size;
+  j["contrastive_accumulation"] = o.contrastive_accumulation;
+  j["gradient_checkpointing"] = o.gradient_checkpointing;
+  j["metric_for_best_model"] = o.metric_for_best_model.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.metric_for_best_model);
+  j["greater_is_better"] = o.greater_is_better < 0 ? nlohmann::json(nullptr) : nlohmann::json(o.greater_is_better == 1);
+  j["load_best_model_at_end"] = o.load_best_model_at_end;
   j["bridgetune_demo"] = demo;
   j["bridgetune_version"] = BT_VERSION;
   return j;
@@ -86,9 +96,9 @@ struct TrainFlags {
   CLI::Option *resume = nullptr, *caption_column = nullptr, *batch_size = nullptr, *learning_rate = nullptr,
               *warmup_ratio = nullptr, *epochs = nullptr, *max_steps = nullptr, *logging_steps = nullptr,
               *eval_steps = nullptr, *save_steps = nullptr, *dropout = nullptr, *eval_strategy = nullptr,
-              *save_strategy = nullptr;
+              *save_strategy = nullptr, *greater_is_better = nullptr;
   std::array<std::string, 2> strategies;  // --eval_strategy, --save_strategy
-  bool fp16 = false, trust_remote_code = false, remove_unused_columns = true;
+  bool fp16 = false, trust_remote_code = false, remove_unused_columns = true, greater = false;
   std::vector<std::string> gaudi_values = std::vector<std::string>(std::size(kGaudiOptions));
   std::vector<CLI::Option*> gaudi;
 };
@@ -158,7 +168,13 @@ void add_optimisation_flags(CLI::App& app, TrainFlags& f) {
   app.add_option("--lr_scheduler_type", o->lr_scheduler_type, "linear|cosine|constant|constant_with_warmup")->capture_default_str();
   f.epochs = app.add_option("--num_train_epochs", o->num_train_epochs, "Epochs (fractions allowed) when --max_steps <= 0")->capture_default_str();
   f.max_steps = app.add_option("--max_steps", o->max_steps, "Optimizer steps (overrides --num_train_epochs when > 0)")->capture_default_str();
-  app.add_option("--gradient_accumulation_steps", o->gradient_accumulation_steps, "Batches summed per optimizer step (each batch its own contrastive negatives)")->capture_default_str();
+  app.add_option("--gradient_accumulation_steps", o->gradient_accumulation_steps, "Micro-batches per optimizer step (see --contrastive_accumulation)")->capture_default_str();
+  app.add_option("--contrastive_accumulation", o->contrastive_accumulation,
+                 "With --gradient_accumulation_steps K: exact (one loss over all K x B rows: the weights a batch of "
+                 "K x B trains, one extra forward per micro-batch) | local (HF: each micro-batch its own negatives)")
+      ->capture_default_str();
+  app.add_flag("--gradient_checkpointing", o->gradient_checkpointing,
+               "Recompute each layer's activations in backward: less memory for one more forward (same gradients)");
   app.add_option("--max_grad_norm", o->max_grad_norm, "Clip the total gradient norm (<= 0: off)")->capture_default_str();
   app.add_option("--seed", o->seed, "Seed of the initialisation, the data order, the crops and dropout")->capture_default_str();
   app.add_flag("--freeze_vision_model", o->freeze_vision_model, "Train without updating the vision tower");
@@ -183,6 +199,7 @@ void add_pipeline_and_runtime_flags(CLI::App& app, TrainFlags& f) {
   app.add_option("--train_transform", o->train_transform, "eval (resize + center crop, as the reference) | train (random crop + flip)")->capture_default_str();
   app.add_option("--on_bad_sample", o->on_bad_sample, "error|skip")->capture_default_str();
   app.add_option("--max_image_bytes", o->max_image_bytes, "Refuse larger image files and tar members before reading them")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--max_line_bytes", o->max_line_bytes, "Refuse a longer JSONL line or CSV record (a caption file's rows take a few KB)")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--decoded_cache_mb", o->decoded_cache_mb, "Cache of transformed crops of repeated images (0: off)")->capture_default_str();
   app.add_option("--jpeg_dct_scaling", o->jpeg_dct_scaling, "true|false")->capture_default_str();
   app.add_option("--device", o->device, "cpu|cuda")->capture_default_str();
@@ -196,6 +213,24 @@ void add_pipeline_and_runtime_flags(CLI::App& app, TrainFlags& f) {
   f.save_steps = app.add_option("--save_steps", o->save_steps, "Checkpoint every N steps (0: none)")->capture_default_str();
   app.add_option("--save_total_limit", o->save_total_limit, "Keep the newest N checkpoints (0: all)")->capture_default_str();
   app.add_option("--throughput_warmup_steps", o->throughput_warmup_steps, "Steps left out of train_samples_per_second")->capture_default_str();
+}
+
+// HF's model selection and EarlyStoppingCallback (train/model_selection.h).
+void add_selection_flags(CLI::App& app, TrainFlags& f) {
+  train::TrainOptions* o = &f.recipe.train;
+  app.add_option("--metric_for_best_model", o->metric_for_best_model,
+                 "The eval metric that picks the best checkpoint: loss, matching_accuracy, i2t_r1, ... (eval_ prefix "
+                 "optional; default loss when --load_best_model_at_end or early stopping is on)");
+  f.greater_is_better = app.add_flag("--greater_is_better", f.greater,
+                                     "Whether a larger metric is better (default: true unless the metric ends in loss)");
+  app.add_flag("--load_best_model_at_end", o->load_best_model_at_end,
+               "The final model in --output_dir is the best checkpoint's (needs --save_strategy = --eval_strategy; "
+               "--save_total_limit never deletes it)");
+  app.add_option("--early_stopping_patience", o->early_stopping_patience,
+                 "Stop after N evaluations without improvement of the metric (0: never; HF's EarlyStoppingCallback)")
+      ->capture_default_str();
+  app.add_option("--early_stopping_threshold", o->early_stopping_threshold,
+                 "The improvement over the best that resets the patience (metric units)")->capture_default_str();
 }
 
 // A value quoted past the shell (--per_device_train_batch_size="40" from a launcher or a YAML list) reads as the
@@ -238,6 +273,38 @@ void apply_strategies(const TrainFlags& f, train::TrainOptions& opts) {
   if (f.save_strategy->count() > 0) strategy(f.strategies[1], "--save_strategy", &opts.save_steps, 500);
 }
 
+// The demo ends by using its model: the held-out pictures become a search index, and one held-out description
+// (the caption without its joke) finds its pictures, as `bridgetune encode` / `bridgetune search` would.
+void use_the_demo_model(const train::TrainOptions& o) {
+  const fs::path out(o.output_dir), index = out / "demo_index";
+  train::EncodeOptions eo;
+  eo.model_name_or_path = out.string();
+  eo.data = (out / "demo_data" / "validation").string();
+  eo.output_dir = index.string();
+  eo.dataloader_num_workers = o.dataloader_num_workers;
+  eo.device = o.device;
+  eo.bf16 = o.bf16;
+  eo.quiet = true;
+  std::printf("\n***** using the model: bridgetune encode + search on the held-out pictures *****\n");
+  train::run_encode(eo);
+  const std::string texts = read_small_file((index / "texts.jsonl").string(), 1ull << 30);
+  const nlohmann::json first = nlohmann::json::parse(texts.substr(0, texts.find('\n')), nullptr, false);
+  std::string query = first.is_object() ? first.value("text", "") : "";
+  query = query.substr(0, query.find('"'));
+  while (!query.empty() && query.back() == ' ') query.pop_back();
+  train::SearchOptions so;
+  so.index = index.string();
+  so.query = query;
+  so.top_k = 3;
+  so.contact_sheet = (out / "demo_search.png").string();
+  so.device = o.device;
+  std::printf("query: %s\n", query.c_str());
+  train::run_search(so);
+  std::printf("try it: %s search --index %s --query \"a teal balloon at the top centre\"\n",
+              "bridgetune", index.c_str());
+  std::fflush(stdout);
+}
+
 void run(const CLI::App& app, const TrainFlags& f) {
   train::RecipeOptions recipe = f.recipe;
   train::TrainOptions& opts = recipe.train;
@@ -263,8 +330,11 @@ void run(const CLI::App& app, const TrainFlags& f) {
   const bool demo = !data_given && (recipe.do_train || !(recipe.do_eval || recipe.do_predict));
   if (demo) apply_demo_defaults(f, opts);
   apply_strategies(f, opts);
+  if (f.greater_is_better->count() > 0) opts.greater_is_better = f.greater ? 1 : 0;
   recipe.arguments = effective_arguments(std::move(recipe.arguments), opts, demo);
   train::run_recipe(recipe);
+  const fs::path out(opts.output_dir);
+  if (demo && opts.rank == 0 && !recipe.hooks.quiet && fs::exists(out / "train_results.json")) use_the_demo_model(opts);
 }
 
 // Puts the options added since the first `from` (still in CLI11's default group) under `name` in --help.
@@ -287,6 +357,9 @@ void setup(CLI::App& app) {
   n = app.get_options().size();
   add_pipeline_and_runtime_flags(app, *f);
   group_since(app, n, "Loader, media pipeline, runtime, logging & checkpoints");
+  n = app.get_options().size();
+  add_selection_flags(app, *f);
+  group_since(app, n, "Evaluation & model selection");
   app.add_option("--stop_after_step", f->recipe.hooks.stop_after_step, "Testing: stop after step N as if interrupted")->group("");
   add_hf_compat_flags(app);  // HF TrainingArguments without an effect here: a note, or refused with the reason
   unquote_values(app);

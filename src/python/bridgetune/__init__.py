@@ -12,7 +12,8 @@ Batches are produced by C++ worker threads (no Python processes, the GIL release
 torch through DLPack without a copy. The module links no libtorch: it works with whatever torch is installed.
 """
 from ._native import Error  # noqa: F401  (a RuntimeError carrying the one-line reason, naming the file)
+from .index import Index, load_index  # noqa: F401  (what `bridgetune encode` writes)
 from .loader import DataLoader  # noqa: F401
 from .preprocessing import Tokenizer, preprocess, sample_seed  # noqa: F401
 
-__all__ = ["DataLoader", "Tokenizer", "preprocess", "sample_seed", "Error"]
+__all__ = ["DataLoader", "Tokenizer", "preprocess", "sample_seed", "Error", "Index", "load_index"]

@@ -4,8 +4,16 @@ Epochs: iterating runs epoch `e` (0 first, or what set_epoch chose); a fully con
 a plain `for epoch in ...: for batch in loader:` reshuffles each epoch as torch's RandomSampler does, and calling
 set_epoch(e) every epoch (the DistributedSampler idiom) gives the same order. An iteration abandoned midway leaves
 the epoch as it was; state_dict() records (epoch, samples consumed) and load_state_dict() makes the next
-iteration resume there, yielding exactly the batches an uninterrupted run had left.
+iteration resume there, yielding exactly the batches an uninterrupted run had left. set_epoch(e) with the saved
+epoch keeps that position, so `load_state_dict(s); for e in range(s["epoch"], N): set_epoch(e); ...` (and HF
+Trainer's own set_epoch call) resumes mid-epoch.
+
+Pickling carries the resolved options and state_dict(): the copy (another process, `spawn`, copy.deepcopy) opens
+the same data and resumes where a checkpoint taken at that moment would.
 """
+import sys
+import warnings
+
 from . import _native
 from .preprocessing import Tokenizer, data_source, resolve_image_settings, to_tensor
 
@@ -43,9 +51,29 @@ class DataLoader:
     cache_dir: the hub cache (default $HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub). Yields
     {"pixel_values": float32 [B,3,S,S], "input_ids": int64 [B,L], "attention_mask": int64 [B,L]}, or
     {"pixel_values", "captions": list of str} without a tokenizer.
+
+    Where it departs from torch.utils.data.DataLoader (all else, e.g. drop_last=False, pin_memory=False, len(),
+    .dataset, .batch_size, a fresh shuffle each epoch, is torch's):
+    - `batch_size` is required (torch: 1) and a batch is a dict of tensors, not collate_fn over dataset items:
+      there is no sampler, batch_sampler, collate_fn, worker_init_fn, timeout, generator, persistent_workers or
+      per-sample indexing (`loader[i]`, `.dataset[i]`).
+    - shuffle=True (torch: False), drawn from (`seed`, epoch) rather than torch's global RNG: the same seed gives
+      the same order in any process, for any worker count.
+    - num_workers=2 (torch: 0) counts C++ threads, not processes (0: all work in the calling thread, as torch);
+      prefetch_batches=4 is the total ahead of the consumer (torch's prefetch_factor is per worker).
+    - It shards itself as DistributedSampler would: rank/world_size default to torch.distributed's when it is
+      initialised; drop_last also decides the sharding (False pads by wrapping around so every rank gets
+      ceil(n / world_size) rows, True truncates), as DistributedSampler's drop_last does.
+    - Mid-epoch resume is state_dict() / load_state_dict(), not accelerate's skip_first_batches (which rebuilds a
+      torch DataLoader from per-sample indexing this loader does not have): with HF Trainer pass
+      TrainingArguments(ignore_data_skip=True) and restore the loader's state yourself.
+    - Wrapping it in torch.utils.data.DataLoader is refused (TypeError / RuntimeError naming the fix): every torch
+      worker would yield the whole epoch again. Starting a new iteration invalidates the previous iterator
+      (torch allows several at once).
+    - transform="eval" and on_bad_sample="error" are this loader's own options (torch has neither).
     """
 
-    def __init__(self, data, batch_size, num_workers=2, shuffle=True, seed=0, drop_last=True, image_size=None,
+    def __init__(self, data, batch_size, num_workers=2, shuffle=True, seed=0, drop_last=False, image_size=None,
                  mean=None, std=None, preprocessor=None, tokenizer=None, max_seq_length=128, image_column="image",
                  caption_column="caption", transform="eval", on_bad_sample="error", rank=None, world_size=None,
                  pin_memory=False, padding="longest", jpeg_dct_scaling=None, prefetch_batches=4,
@@ -67,24 +95,59 @@ class DataLoader:
         o.rank, o.world_size = _distributed_defaults(rank, world_size)
         o.prefetch_batches, o.decoded_cache_mb = int(prefetch_batches), int(decoded_cache_mb)
         o.dedupe_images_in_batch = bool(dedupe_images_in_batch)
+        self._open(o, bool(pin_memory))
+        if self.pin_memory and not _cuda_available():
+            # torch warns the same way; said once, here, rather than on every epoch's iteration
+            warnings.warn("bridgetune.DataLoader: pin_memory=True but CUDA is not available, so batches stay in "
+                          "pageable memory; pass pin_memory=False to silence this", UserWarning, stacklevel=2)
+
+    def _open(self, o, pin_memory):
+        """The C++ loader for options `o` (fully resolved: paths, image settings, rank); shared by __init__ and
+        unpickling, which must not resolve hub ids or torch.distributed again."""
         self._core = _native.Loader(o)
         self._opt = o
-        self.batch_size, self.num_workers, self.pin_memory = o.batch_size, o.num_workers, bool(pin_memory)
+        self.batch_size, self.num_workers, self.pin_memory = o.batch_size, o.num_workers, pin_memory
+        self.drop_last = o.drop_last
+        self.dataset = Rows(o.data, self._core.dataset_size())
         self._epoch, self._resume = 0, 0  # the next iteration: epoch, and where it starts (load_state_dict)
         self._position = 0                # samples of the current epoch handed out so far
         self._generation = 0              # a new iteration invalidates older iterators
         self.last_batch_info = None       # epoch, index, first_sample, size, rows, skipped of the last batch
 
     def __len__(self):
+        """Batches per epoch of this rank: ceil(rows / batch_size), or floor with drop_last (as torch)."""
         return self._core.batches_per_epoch()
+
+    # Pickling re-creates the loader from its resolved options (a spawned process opens the same files; nothing
+    # of the C++ loader crosses) and carries state_dict(), so the copy goes on where the original stood.
+    def __reduce__(self):
+        o = self._opt
+        options = {name: getattr(o, name) for name in dir(o) if not name.startswith("_")}
+        return _unpickle, (options, self.pin_memory, self.state_dict())
+
+    def __getitem__(self, index):
+        # torch.utils.data.DataLoader(loader) takes this loader for a map-style dataset and indexes it per sample
+        raise TypeError(_WRAPPED)
+
+    @property
+    def sampler(self):
+        raise AttributeError(_NO_SAMPLER)
+
+    @property
+    def batch_sampler(self):
+        raise AttributeError(_NO_SAMPLER)
 
     @property
     def epoch(self):
         return self._epoch
 
     def set_epoch(self, epoch):
-        """Shuffle and augmentation seed of the next iteration (as DistributedSampler.set_epoch)."""
-        self._epoch, self._resume, self._position = int(epoch), 0, 0
+        """Shuffle and augmentation seed of the next iteration (as DistributedSampler.set_epoch). The epoch a
+        load_state_dict() left pending keeps its resume position: the resumed loop calls set_epoch(e) first."""
+        epoch = int(epoch)
+        if epoch != self._epoch or not self._resume:
+            self._resume, self._position = 0, 0
+        self._epoch = epoch
 
     def state_dict(self):
         o = self._opt
@@ -107,6 +170,9 @@ class DataLoader:
         return self._core.stats()
 
     def __iter__(self):
+        if _in_torch_worker():
+            # Caught before the C++ loader starts: in a forked worker its threads and locks are copies.
+            raise RuntimeError(_WRAPPED)
         self._generation += 1
         epoch, start = self._epoch, self._resume
         self._resume = 0
@@ -131,6 +197,51 @@ class DataLoader:
             self._position = meta["first_sample"] + meta["size"]
             self.last_batch_info = meta
             yield out
+
+
+class Rows:
+    """DataLoader.dataset: what the loader reads, for code that asks len(loader.dataset) (HF Trainer's example
+    count, progress bars). len() is the dataset's rows, all ranks together (torch's len(dataset)); `data` is the
+    source the C++ loader opened. It has no per-sample access: the loader decodes batches in C++."""
+
+    def __init__(self, data, rows):
+        self.data, self._rows = data, int(rows)
+
+    def __len__(self):
+        return self._rows
+
+    def __getitem__(self, index):
+        raise TypeError("bridgetune.DataLoader.dataset has no per-sample access (the loader decodes whole batches "
+                        "in C++): iterate the DataLoader itself, or use bridgetune.preprocess for one image")
+
+    def __repr__(self):
+        return f"bridgetune.DataLoader.dataset({self.data!r}, rows={self._rows})"
+
+
+_WRAPPED = ("bridgetune.DataLoader must not be wrapped in torch.utils.data.DataLoader: it already yields batches "
+            "made by its own C++ worker threads, and each torch worker would yield the whole epoch again. Iterate "
+            "it directly (`for batch in loader`) and set its num_workers instead of torch's")
+_NO_SAMPLER = ("bridgetune.DataLoader has no sampler/batch_sampler to skip batches with (accelerate's "
+               "skip_first_batches, HF Trainer's resume): save loader.state_dict() with the checkpoint and call "
+               "loader.load_state_dict(state) before iterating again; with HF Trainer also pass "
+               "TrainingArguments(ignore_data_skip=True)")
+
+
+def _unpickle(options, pin_memory, state):
+    o = _native.LoaderOptions()
+    for name, value in options.items():
+        setattr(o, name, value)
+    loader = DataLoader.__new__(DataLoader)
+    loader._open(o, pin_memory)
+    loader.load_state_dict(state)
+    return loader
+
+
+def _in_torch_worker():
+    """True inside a torch.utils.data worker process. torch is only consulted when already imported: a worker
+    always has it, and a plain `import bridgetune` should not pay for it."""
+    torch = sys.modules.get("torch")
+    return torch is not None and torch.utils.data.get_worker_info() is not None
 
 
 def _cuda_available():

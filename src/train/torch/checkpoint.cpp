@@ -12,7 +12,7 @@ namespace bt::train {
 nlohmann::json TrainerState::to_json() const {
   return {{"global_step", global_step}, {"epoch", epoch},         {"batch_in_epoch", batch_in_epoch},
           {"loss_sum", loss_sum},       {"loss_steps", loss_steps}, {"last_window_loss", last_window_loss},
-          {"settings", settings},       {"format", "bridgetune-trainer-state-1"}};
+          {"settings", settings},       {"selection", selection}, {"format", "bridgetune-trainer-state-1"}};
 }
 
 TrainerState TrainerState::from_json(const nlohmann::json& j, const std::string& what) {
@@ -25,6 +25,7 @@ TrainerState TrainerState::from_json(const nlohmann::json& j, const std::string&
     s.loss_steps = j.at("loss_steps").get<int64_t>();
     s.last_window_loss = j.value("last_window_loss", 0.0);
     s.settings = j.value("settings", nlohmann::json::object());
+    s.selection = j.value("selection", nlohmann::json());
   } catch (const nlohmann::json::exception& e) {
     fail(what, ": bad trainer state: ", e.what());
   }
@@ -57,8 +58,9 @@ void save_checkpoint(const std::filesystem::path& output_dir, model::BridgeTower
                                                     {"last_step", state.global_step}});
   model::save_tensors(d + "/rng_state.safetensors", rng_tensors());
   // The Hugging Face Trainer's trainer_state.json (HF schema, log_history from metrics.jsonl) beside ours.
-  write_hf_trainer_state(dir.path() / "trainer_state.json", output_dir / "metrics.jsonl",
-                         hf_state_of_settings(state.settings, state.global_step));
+  HfStateInfo info = hf_state_of_settings(state.settings, state.global_step);
+  apply_selection(info, state.selection, output_dir, state.global_step);
+  write_hf_trainer_state(dir.path() / "trainer_state.json", output_dir / "metrics.jsonl", info);
   write_json_atomic(dir.path() / kResumeStateFile, state.to_json());  // last: marks the folder complete
   dir.commit();
 }

@@ -29,6 +29,7 @@ struct TrainerState {
   int64_t loss_steps = 0;
   double last_window_loss = 0;
   nlohmann::json settings;  // batch size, world size, seed... checked on resume
+  nlohmann::json selection;  // model selection's state (ModelSelector::to_json), null without one
   nlohmann::json to_json() const;
   static TrainerState from_json(const nlohmann::json& j, const std::string& what);
 };

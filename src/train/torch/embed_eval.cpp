@@ -1,8 +1,10 @@
 #include "train/torch/embed_eval.h"
 
 #include <chrono>
+#include <functional>
 #include <unordered_map>
 
+#include "common/error.h"
 #include "data/captions_dataset.h"
 #include "source/source.h"
 #include "train/torch/evaluate.h"
@@ -46,7 +48,8 @@ struct ModeGuard {  // eval mode and no autograd for the scope; the previous mod
 // [images->size(), D] image embeddings (float32, CPU) and which rows were read; the loader sees no shuffle and
 // no padding, and a skipped (unreadable) image leaves its row's `ok` false.
 torch::Tensor embed_images(model::BridgeTowerForContrastiveLearning& model, std::shared_ptr<const data::Dataset> images,
-                           const EmbedOptions& o, std::vector<bool>& ok) {
+                           const EmbedOptions& o, std::vector<bool>& ok,
+                           const std::function<void(size_t)>& on_batch = {}) {
   loader::LoaderOptions lo;
   lo.num_workers = o.num_workers;
   lo.batch_size = o.batch_size;
@@ -77,6 +80,7 @@ torch::Tensor embed_images(model::BridgeTowerForContrastiveLearning& model, std:
       out[int64_t(row)].copy_(e[j]);
       ok[row] = true;
     }
+    if (on_batch) on_batch(size_t(B));
   }
   return out;
 }
@@ -177,6 +181,12 @@ MatchingSet matching_set_of(const data::ParsedMatching& parsed, const std::strin
   return set;
 }
 
+double matching_chance(const MatchingEval& e) {
+  double sum = 0;
+  for (const MatchingAnswer& a : e.answers) sum += 1.0 / double(a.scores.size());
+  return e.answers.empty() ? 0.0 : sum / double(e.answers.size());
+}
+
 MatchingEval evaluate_matching(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
                                const MatchingSet& set, const EmbedOptions& o) {
   const auto t0 = Clock::now();
@@ -214,14 +224,82 @@ MatchingEval evaluate_matching(model::BridgeTowerForContrastiveLearning& model, 
   return r;
 }
 
+EncodedCollection encode_collection(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
+                                    std::shared_ptr<const data::Dataset> data, const EmbedOptions& o,
+                                    const std::function<void(size_t, size_t)>& progress) {
+  const auto t0 = Clock::now();
+  ModeGuard mode(model);
+  EncodedCollection c;
+  Interner images, texts;
+  std::vector<size_t> image_rows;
+  for (size_t i = 0; i < data->size(); ++i) {
+    if (data->is_bad(i)) continue;
+    if (size_t(images.add(data->image_key(i))) == image_rows.size()) image_rows.push_back(i);
+    if (!data->caption(i).empty()) texts.add(data->caption(i));
+  }
+  std::vector<bool> ok;
+  size_t done = 0;
+  const size_t total = image_rows.size();
+  torch::Tensor img = embed_images(model, std::make_shared<RowsView>(data, image_rows), o, ok, [&](size_t n) {
+    if (progress) progress(done += n, total);
+  });
+  std::vector<int64_t> kept;
+  for (size_t k = 0; k < ok.size(); ++k)
+    if (ok[k]) kept.push_back(int64_t(k)), c.image_rows.push_back(image_rows[k]);
+  c.skipped_images = int64_t(ok.size() - kept.size());
+  c.images = img.index_select(0, torch::tensor(kept, torch::kLong));
+  c.texts = embed_texts(model, tok, texts.values, o);
+  c.text_values = std::move(texts.values);
+  c.seconds = since(t0);
+  return c;
+}
+
+torch::Tensor embed_image_rows(model::BridgeTowerForContrastiveLearning& model,
+                               std::shared_ptr<const data::Dataset> data, const std::vector<size_t>& rows,
+                               const EmbedOptions& o) {
+  ModeGuard mode(model);
+  std::vector<bool> ok;
+  torch::Tensor e = embed_images(model, std::make_shared<RowsView>(data, rows), o, ok);
+  for (size_t k = 0; k < ok.size(); ++k)
+    if (!ok[k]) fail(data->describe(rows[k]), ": the image could not be read or decoded");
+  return e;
+}
+
+torch::Tensor embed_text_list(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
+                              const std::vector<std::string>& texts, const EmbedOptions& o) {
+  ModeGuard mode(model);
+  return embed_texts(model, tok, texts, o);
+}
+
+std::vector<std::vector<uint8_t>> thumbnails(std::shared_ptr<const data::Dataset> data, const std::vector<size_t>& rows,
+                                             int size) {
+  loader::LoaderOptions lo;
+  lo.num_workers = 0;
+  lo.batch_size = int(std::max<size_t>(rows.size(), 1));
+  lo.transform.image_size = size;
+  lo.output_u8 = true;
+  lo.output_float = false;
+  lo.on_bad_sample = loader::OnBadSample::kSkip;
+  lo.decoded_cache_mb = 0;
+  lo.sampler.shuffle = false;
+  lo.sampler.batch_size = size_t(lo.batch_size);
+  std::vector<std::vector<uint8_t>> out(rows.size());
+  loader::Loader loader(std::make_shared<RowsView>(data, rows), lo);
+  loader.start_epoch(0);
+  const size_t bytes = size_t(size) * size_t(size) * 3;
+  while (auto b = loader.next())
+    for (size_t j = 0; j < size_t(b->size); ++j)
+      if (out[b->rows[j]].empty()) out[b->rows[j]].assign(b->pixels_u8.data() + j * bytes, b->pixels_u8.data() + (j + 1) * bytes);
+  return out;
+}
+
 HeldOutScores held_out_scores(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
                               const std::string& synth_dir, const EmbedOptions& o) {
   HeldOutScores h;
   const std::string file = synth_dir + "/matching.jsonl";
   const MatchingEval m = evaluate_matching(model, tok, matching_set_of(data::read_matching_file(file), file, synth_dir), o);
   h.matching_accuracy = m.scores.accuracy;
-  for (const MatchingAnswer& a : m.answers) h.matching_chance += 1.0 / double(a.scores.size());
-  if (!m.answers.empty()) h.matching_chance /= double(m.answers.size());
+  h.matching_chance = matching_chance(m);
   source::SourceOptions so;
   so.locality_order = false;
   std::shared_ptr<const data::Dataset> pairs = source::open_source(synth_dir, so).dataset;

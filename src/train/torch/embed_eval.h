@@ -12,6 +12,7 @@
 #pragma once
 #include <torch/torch.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -68,11 +69,37 @@ RetrievalEval evaluate_retrieval(model::BridgeTowerForContrastiveLearning& model
 
 MatchingEval evaluate_matching(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
                                const MatchingSet& set, const EmbedOptions& o);
+// The accuracy of guessing: the mean of 1 / choices over the answered questions (0 when none).
+double matching_chance(const MatchingEval& e);
 
 // The good rows of a matching JSONL file (`name`; image paths relative to `folder`) as a MatchingSet; the
 // returned `item_of_row` maps each set row back to its MatchingItem.
 MatchingSet matching_set_of(const data::ParsedMatching& parsed, const std::string& name, const std::string& folder,
                             std::vector<size_t>* item_of_row = nullptr);
+
+// `bridgetune encode`: every distinct image (by image_key; the first row's) and every distinct non-empty caption of
+// `data`, embedded with the contrastive heads (L2-normalised: the vectors the logits use). progress(done, total)
+// after each image batch. Unreadable images follow o.on_bad_sample (skip: counted, left out).
+struct EncodedCollection {
+  torch::Tensor images;            // [N, D] float32, CPU
+  std::vector<size_t> image_rows;  // the dataset row each image was read from
+  torch::Tensor texts;             // [T, D] float32, CPU
+  std::vector<std::string> text_values;
+  int64_t skipped_images = 0;
+  double seconds = 0;
+};
+EncodedCollection encode_collection(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
+                                    std::shared_ptr<const data::Dataset> data, const EmbedOptions& o,
+                                    const std::function<void(size_t, size_t)>& progress = {});
+// Embeddings of some rows' images (an unreadable one throws naming it) and of some texts: search's queries.
+torch::Tensor embed_image_rows(model::BridgeTowerForContrastiveLearning& model,
+                               std::shared_ptr<const data::Dataset> data, const std::vector<size_t>& rows,
+                               const EmbedOptions& o);
+torch::Tensor embed_text_list(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
+                              const std::vector<std::string>& texts, const EmbedOptions& o);
+// size x size RGB crops (the eval transform: resize + centre crop) of some rows' images; empty where unreadable.
+std::vector<std::vector<uint8_t>> thumbnails(std::shared_ptr<const data::Dataset> data, const std::vector<size_t>& rows,
+                                             int size);
 
 // The held-out scores the built-in demo prints before and after training: matching accuracy on
 // DIR/matching.jsonl and retrieval on DIR's captions (a folder written by data::write_synth).

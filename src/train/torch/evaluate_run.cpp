@@ -16,6 +16,7 @@
 #include "train/run_log.h"
 #include "train/torch/device.h"
 #include "train/torch/embed_eval.h"
+#include "train/torch/matching_source.h"
 
 namespace fs = std::filesystem;
 
@@ -39,67 +40,16 @@ void check(const EvaluateOptions& o) {
 
 std::string letter(int k) { return std::string(1, char('A' + k)); }
 
-// A matching set with each row's description for predictions.jsonl ("line" for JSONL, "row" for parquet).
-struct OpenedMatching {
-  MatchingSet set;
-  std::vector<nlohmann::ordered_json> where;  // per set row
-  size_t bad = 0;                             // rows left out under --on_bad_sample skip
-};
-
-OpenedMatching open_matching_jsonl(const EvaluateOptions& o) {
-  data::MatchingOptions mo;
+EvalMetrics matching(model::BridgeTowerForContrastiveLearning& m, const text::Tokenizer& tok, const EvaluateOptions& o,
+                     const EmbedOptions& eo) {
+  MatchingSourceOptions mo;
   mo.image_column = o.image_column;
   mo.choices_column = o.choices_column;
   mo.label_column = o.label_column;
-  mo.on_bad_row = data::parse_on_bad(o.on_bad_sample);
-  data::ParsedMatching parsed = data::read_matching_file(o.data, mo);
-  if (o.max_eval_samples > 0 && parsed.rows.size() > size_t(o.max_eval_samples)) parsed.rows.resize(size_t(o.max_eval_samples));
-  OpenedMatching out;
-  std::vector<size_t> items;
-  out.set = matching_set_of(parsed, o.data, fs::path(o.data).parent_path().string(), &items);
-  for (size_t i : items) out.where.push_back({{"line", parsed.rows[i].line}, {"image", parsed.rows[i].image}});
-  out.bad = parsed.bad.count;
-  return out;
-}
-
-// HF parquet (the contest's matching split): the image column, caption_choices list<string>, label text.
-OpenedMatching open_matching_parquet(const EvaluateOptions& o) {
-  source::SourceOptions so;
-  so.image_column = o.image_column;
-  so.caption_column = "";
-  so.parquet_extra_columns = {o.choices_column, o.label_column};
-  so.locality_order = false;
-  so.flag = "--validation_file";
-  auto ds = std::dynamic_pointer_cast<const parquet::ParquetDataset>(source::open_source(o.data, so).dataset);
-  if (!ds) fail("--validation_file ", o.data, ": not a parquet dataset");
-  const bool skip = data::parse_on_bad(o.on_bad_sample) == data::OnBad::kSkip;
-  OpenedMatching out;
-  out.set.images = ds;
-  size_t n = ds->size();
-  if (o.max_eval_samples > 0) n = std::min(n, size_t(o.max_eval_samples));
-  for (size_t i = 0; i < n; ++i) {
-    const std::vector<std::string>& choices = ds->extra(i, 0);
-    const std::vector<std::string>& label = ds->extra(i, 1);
-    std::string why;
-    int k = label.size() == 1 ? data::parse_matching_label(label[0], &why) : -1;
-    if (label.size() != 1) why = "no label";
-    else if (k >= 0 && size_t(k) >= choices.size()) why = str("label ", k, " is outside its ", choices.size(), " choices");
-    if (choices.empty()) why = str("'", o.choices_column, "' is an empty list");
-    if (!why.empty()) {
-      if (!skip) fail(ds->describe(i), ": ", why);
-      ++out.bad;
-      continue;
-    }
-    out.set.rows.push_back({i, choices, k});
-    out.where.push_back({{"row", i}});
-  }
-  return out;
-}
-
-EvalMetrics matching(model::BridgeTowerForContrastiveLearning& m, const text::Tokenizer& tok, const EvaluateOptions& o,
-                     const EmbedOptions& eo) {
-  OpenedMatching opened = data::classify_source(o.data) == data::SourceKind::kParquet ? open_matching_parquet(o)
-                                                                                       : open_matching_jsonl(o);
+  mo.on_bad = data::parse_on_bad(o.on_bad_sample);
+  mo.max_rows = o.max_eval_samples;
+  mo.max_line_bytes = o.max_line_bytes;
+  OpenedMatching opened = open_matching(o.data, mo);
   if (opened.set.rows.empty()) fail(o.data, ": no rows to score");
   MatchingEval r = evaluate_matching(m, tok, opened.set, eo);
   fs::create_directories(o.output_dir);
@@ -115,11 +65,9 @@ EvalMetrics matching(model::BridgeTowerForContrastiveLearning& m, const text::To
   }
   write_file_atomic(fs::path(o.output_dir) / "predictions.jsonl", lines);
   const double n = double(r.scores.count);
-  double chance = 0;  // the accuracy of guessing: mean of 1 / choices
-  for (const MatchingAnswer& a : r.answers) chance += 1.0 / double(a.scores.size());
   return {{"eval_matching_accuracy", r.scores.accuracy},
           {"eval_matching_count", n},
-          {"eval_matching_chance", n > 0 ? chance / n : 0.0},
+          {"eval_matching_chance", matching_chance(r)},
           {"eval_skipped", double(r.skipped + int64_t(opened.bad))},
           {"eval_images", double(r.images)},
           {"eval_texts", double(r.texts)},
@@ -133,6 +81,7 @@ EvalMetrics retrieval(model::BridgeTowerForContrastiveLearning& m, const text::T
   so.image_column = o.image_column;
   so.caption_column = o.caption_column;
   so.on_bad = data::parse_on_bad(o.on_bad_sample);
+  so.max_line_bytes = o.max_line_bytes;
   so.locality_order = false;
   so.flag = "--validation_file";
   std::shared_ptr<const data::Dataset> pairs = source::open_source(o.data, so).dataset;

@@ -9,8 +9,8 @@
 // for that event (no host sync), so the work of step k+1 runs while step k computes. submit() and take() may be
 // called from different threads (one producer, one consumer); batches come out in submission order. The output
 // equals the CPU loader's pixels for the same rows for CPU-decoded images (tests/loader/decoded_loader_test.cpp
-// checks the math on the CPU reference); nvJPEG-decoded ones match the CPU loader without DCT scaling to within
-// nvJPEG's IDCT differences (tests/train/gpu_media_test.cpp states the tolerance).
+// checks the math on the CPU reference); nvJPEG-decoded ones match the CPU loader without DCT scaling up to float
+// rounding: nvJPEG decodes as libjpeg-turbo does (tests/train/gpu_media_test.cpp states the tolerance).
 //
 // Compiled for real only with BT_HAVE_CUDA and a CUDA libtorch (BT_TORCH_CUDA); otherwise the constructor
 // throws bt::Error "--use_media_pipeline needs a CUDA build of bridgetune and a GPU".

@@ -24,6 +24,7 @@
 #include "train/torch/device.h"
 #include "train/torch/evaluate.h"
 #include "train/torch/gpu_media.h"
+#include "train/torch/matching_source.h"
 #include "train/torch/train_setup.h"
 
 namespace bt::train {
@@ -115,13 +116,25 @@ nlohmann::json evaluate_split(model::BridgeTowerForContrastiveLearning& m, const
   if (r.samples == 0) fail(s.flag, " ", s.path, ": no batch of 2 or more rows to evaluate (", ds->size(), " rows)");
   const double steps = double(loader.batches_per_epoch());
   const std::string p = s.prefix + "_";
-  return {{p + "loss", r.loss},
-          {p + "runtime", secs},
-          {p + "samples_per_second", double(r.samples) / secs},
-          {p + "steps_per_second", steps / secs},
-          {p + "samples", r.samples},
-          {p + "i2t_r1", r.recall.i2t_r1}, {p + "i2t_r5", r.recall.i2t_r5}, {p + "i2t_r10", r.recall.i2t_r10},
-          {p + "t2i_r1", r.recall.t2i_r1}, {p + "t2i_r5", r.recall.t2i_r5}, {p + "t2i_r10", r.recall.t2i_r10}};
+  nlohmann::json metrics = {
+      {p + "loss", r.loss},
+      {p + "runtime", secs},
+      {p + "samples_per_second", double(r.samples) / secs},
+      {p + "steps_per_second", steps / secs},
+      {p + "samples", r.samples},
+      {p + "i2t_r1", r.recall.i2t_r1}, {p + "i2t_r5", r.recall.i2t_r5}, {p + "i2t_r10", r.recall.i2t_r10},
+      {p + "t2i_r1", r.recall.t2i_r1}, {p + "t2i_r5", r.recall.t2i_r5}, {p + "t2i_r10", r.recall.t2i_r10}};
+  // The contest's task when the split has its shape (caption_choices + label), as during training.
+  MatchingSourceOptions mo = matching_source_options(t);
+  mo.max_rows = s.max_rows;
+  mo.flag = s.flag;
+  if (const std::string data = matching_data_of(s.path, mo); !data.empty()) {
+    const EmbedOptions eo = embed_options(t, m->config().vision.image_size, device);
+    const MatchingEval me = evaluate_matching(m, tok, open_matching(data, mo).set, eo);
+    metrics[p + "matching_accuracy"] = me.scores.accuracy;
+    metrics[p + "matching_chance"] = matching_chance(me);
+  }
+  return metrics;
 }
 
 // HF's train metrics (train_results.json keeps bridgetune's keys beside them).
@@ -204,6 +217,9 @@ void write_state_and_card(const RecipeOptions& r, const TrainSummary& sum, const
   info.save_steps = t.save_steps < 0 ? sum.steps_per_epoch : t.save_steps;
   const double steps_per_epoch = double(std::max<int64_t>(1, sum.steps_per_epoch));
   info.num_train_epochs = t.max_steps <= 0 ? t.num_train_epochs : std::ceil(double(sum.max_steps) / steps_per_epoch);
+  info.best_metric = sum.best_metric;
+  info.best_model_checkpoint = sum.best_model_checkpoint;
+  info.stopped_early = !sum.early_stop_reason.empty();
   write_hf_trainer_state(out / "trainer_state.json", out / "metrics.jsonl", info);
   const auto history = read_json_file(out / "trainer_state.json")["log_history"];
   write_file_atomic(out / "README.md", model_card_markdown(card_of(r, t, eval_metrics, history)));

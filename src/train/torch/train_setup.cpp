@@ -51,6 +51,8 @@ void check_options(const TrainOptions& o) {
   if (o.dataloader_num_workers < 0) fail("--dataloader_num_workers must be >= 0");
   if (o.train_transform != "eval" && o.train_transform != "train")
     fail("--train_transform must be eval or train (got '", o.train_transform, "')");
+  if (o.contrastive_accumulation != "exact" && o.contrastive_accumulation != "local")
+    fail("--contrastive_accumulation must be exact or local (got '", o.contrastive_accumulation, "')");
   if (o.on_bad_sample != "error" && o.on_bad_sample != "skip")
     fail("--on_bad_sample must be error or skip (got '", o.on_bad_sample, "')");
   if (o.media_decode != "auto" && o.media_decode != "gpu" && o.media_decode != "cpu")
@@ -79,6 +81,11 @@ void check_media_pipeline(TrainOptions& o, const TrainHooks& hooks, const torch:
 }
 
 // A resumed run must keep the data order and the global batch: refuse a checkpoint made with other settings.
+// What decides a step's loss beyond the batch: the accumulation mode when there is accumulation.
+std::string accumulation_setting(const TrainOptions& o) {
+  return o.gradient_accumulation_steps > 1 ? o.contrastive_accumulation : "none";
+}
+
 void check_resume_settings(const fs::path& dir, const TrainOptions& o) {
   const fs::path state = resume_state_file(dir);
   const TrainerState saved = TrainerState::from_json(read_json_file(state), state.string());
@@ -90,6 +97,7 @@ void check_resume_settings(const fs::path& dir, const TrainOptions& o) {
   same("per_device_train_batch_size", "--per_device_train_batch_size", o.per_device_train_batch_size);
   same("seed", "--seed", o.seed);
   same("world_size", "world size (WORLD_SIZE / torchrun --nproc_per_node)", o.world_size);
+  same("contrastive_accumulation", "--contrastive_accumulation", accumulation_setting(o));
 }
 
 // The launch environment: torchrun's variables when the CLI saw a multi-process launch, else one process.
@@ -245,6 +253,7 @@ void build_model(TrainRun& r) {
   if (o.freeze_text_pooler) model::freeze_parameters(*r.model, model::kTextPoolerPrefix);
   r.model->to(r.device);
   r.model->train();
+  r.model->bridgetower->gradient_checkpointing = o.gradient_checkpointing;
   model::reset_quick_gelu_cuda_path();  // this run's op paths (TrainSummary::op_paths)
   AdamW::reset_path_used();
   register_cuda_ops();  // the fused QuickGELU kernels for CUDA tensors (a no-op without them)
@@ -261,7 +270,7 @@ void build_loaders(TrainRun& r) {
   train_lo.sampler.shuffle_window_groups = r.train_locality.shuffle_window_groups;
   if (o.world_size > 1 && train_lo.sampler.dedupe_images_in_batch) {
     loader::SamplerOptions g = train_lo.sampler;
-    g.batch_size = static_cast<size_t>(B) * static_cast<size_t>(o.world_size);
+    g.batch_size = static_cast<size_t>(B) * static_cast<size_t>(train_lo.dedupe_batches) * static_cast<size_t>(o.world_size);
     r.global_view = std::make_shared<loader::GlobalOrderView>(r.train_ds, g);
     train_lo.sampler.shuffle = false;  // the view is already in (locality-)shuffled, deduplicated global order
     train_lo.sampler.dedupe_images_in_batch = false;
@@ -279,6 +288,27 @@ void build_loaders(TrainRun& r) {
                      resolve_warmup_steps(o.warmup_steps, o.warmup_ratio, r.total_steps), r.total_steps};
   if (r.val_ds)
     r.val_loader = std::make_unique<loader::Loader>(r.val_ds, loader_options(o, r.cfg, o.per_device_eval_batch_size, false));
+  if (r.val_ds && !r.val_matching_path.empty() && r.main_rank)  // only rank 0 evaluates
+    r.val_matching = open_matching(r.val_matching_path, matching_source_options(o));
+}
+
+// Model selection's options, resolved before output_dir is written (the demo's validation folder, not yet
+// generated, always holds matching.jsonl).
+void resolve_model_selection(TrainRun& r) {
+  const TrainOptions& o = r.o;
+  const bool has_val = r.demo || !r.val_path.empty();
+  if (r.demo) r.val_matching_path = (r.out / "demo_data" / "validation").string();
+  else if (has_val) r.val_matching_path = matching_data_of(r.val_path, matching_source_options(o));
+  SelectionOptions so{o.metric_for_best_model, o.greater_is_better, o.load_best_model_at_end,
+                      o.early_stopping_patience, o.early_stopping_threshold};
+  r.selection = resolve_selection(so, o.eval_steps, o.save_steps,
+                                  has_val ? eval_metric_keys(!r.val_matching_path.empty()) : std::vector<std::string>{});
+  if (r.selection.active() && r.talk)
+    std::printf("model selection: %s (%s is better)%s%s\n", r.selection.metric.c_str(),
+                r.selection.greater_is_better ? "greater" : "lower",
+                r.selection.load_best_at_end ? "; the best checkpoint becomes the final model" : "",
+                r.selection.patience > 0 ? str("; early stopping after ", r.selection.patience,
+                                               " evaluations without improvement").c_str() : "");
 }
 
 // The trainer state (the saved one when resuming), and every rank starting from rank 0's weights.
@@ -286,6 +316,7 @@ void restore_state(TrainRun& r) {
   const TrainOptions& o = r.o;
   r.st.settings = {{"per_device_train_batch_size", r.batch()},
                    {"gradient_accumulation_steps", o.gradient_accumulation_steps},
+                   {"contrastive_accumulation", accumulation_setting(o)},
                    {"world_size", o.world_size},
                    {"seed", o.seed},
                    {"total_steps", r.total_steps},
@@ -312,6 +343,34 @@ std::string fmt(const char* f, double v) {
   return b;
 }
 
+std::vector<std::string> eval_metric_keys(bool with_matching) {
+  std::vector<std::string> keys = {"eval_loss",   "eval_i2t_r1", "eval_i2t_r5", "eval_i2t_r10",
+                                   "eval_t2i_r1", "eval_t2i_r5", "eval_t2i_r10"};
+  if (with_matching) keys.insert(keys.end(), {"eval_matching_accuracy", "eval_matching_chance"});
+  return keys;
+}
+
+EmbedOptions embed_options(const TrainOptions& o, int image_size, const torch::Device& device) {
+  EmbedOptions eo;
+  eo.batch_size = o.per_device_eval_batch_size;
+  eo.num_workers = o.dataloader_num_workers;
+  eo.image_size = image_size;
+  eo.max_seq_length = o.max_seq_length;
+  eo.on_bad_sample = o.on_bad_sample == "skip" ? loader::OnBadSample::kSkip : loader::OnBadSample::kError;
+  eo.device = device;
+  eo.bf16 = o.bf16;
+  return eo;
+}
+
+MatchingSourceOptions matching_source_options(const TrainOptions& o) {
+  MatchingSourceOptions m;
+  m.image_column = o.image_column;
+  m.on_bad = o.on_bad_sample == "skip" ? data::OnBad::kSkip : data::OnBad::kError;
+  m.max_rows = o.max_eval_samples;
+  m.max_line_bytes = o.max_line_bytes;
+  return m;
+}
+
 source::SourceOptions source_options(const TrainOptions& o, const std::string& flag, int64_t max_rows, bool locality_order) {
   source::SourceOptions so;
   so.image_column = o.image_column;
@@ -319,6 +378,7 @@ source::SourceOptions source_options(const TrainOptions& o, const std::string& f
   so.on_bad = o.on_bad_sample == "skip" ? data::OnBad::kSkip : data::OnBad::kError;
   so.shuffle_window_row_groups = o.shuffle_window_row_groups;
   so.max_image_bytes = o.max_image_bytes;
+  so.max_line_bytes = o.max_line_bytes;
   so.locality_order = locality_order;
   so.flag = flag;
   so.max_rows = size_t(std::max<int64_t>(0, max_rows));
@@ -343,7 +403,11 @@ loader::LoaderOptions loader_options(const TrainOptions& o, const model::BridgeT
   lo.sampler.rank = train ? o.rank : 0;
   lo.sampler.world_size = train ? o.world_size : 1;
   lo.sampler.dedupe_images_in_batch = train && o.dedupe_images_in_batch;
+  // The rows one loss sees: with exact accumulation a step's K micro-batches are one batch to the dedupe, so
+  // they hold the rows (in the order) of one batch of K x B.
+  const bool exact = train && o.gradient_accumulation_steps > 1 && o.contrastive_accumulation == "exact";
   lo.sampler.batch_size = static_cast<size_t>(batch);
+  lo.dedupe_batches = exact ? o.gradient_accumulation_steps : 1;
   lo.output_decoded = train && o.use_media_pipeline;  // the GPU resizes (GpuMediaSource): workers only decode
   lo.ship_device_jpegs = lo.output_decoded && o.media_decode == "gpu";  // resolved by check_media_pipeline
   if (lo.output_decoded) lo.packed_allocator = GpuMediaPipeline::pinned_allocator();  // no copy before the upload
@@ -391,6 +455,7 @@ std::unique_ptr<TrainRun> setup_run(const TrainOptions& options, const TrainHook
   }
   load_config_and_tokenizer(r);
   check_dataset_size(r);
+  resolve_model_selection(r);
   prepare_output_dir(r);
   build_model(r);
   build_loaders(r);

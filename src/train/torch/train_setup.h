@@ -19,7 +19,9 @@
 #include "text/tokenizer.h"
 #include "train/output_lock.h"
 #include "train/schedule.h"
+#include "train/model_selection.h"
 #include "train/torch/checkpoint.h"
+#include "train/torch/matching_source.h"
 #include "train/torch/optim.h"
 #include "train/trainer.h"
 
@@ -39,6 +41,11 @@ struct TrainRun {
   const char* train_flag = "--train_file";
   std::string train_path, val_path;
   std::shared_ptr<const data::Dataset> train_ds, val_ds;
+  // The validation split's matching questions when it has the contest's shape (matching_source.h): every
+  // evaluation then also reports eval_matching_accuracy. val_matching_path "" : not matching-shaped.
+  std::string val_matching_path;
+  std::optional<OpenedMatching> val_matching;
+  Selection selection;  // --metric_for_best_model and friends, resolved once
   loader::SamplerOptions train_locality;  // parquet's row-group windows (empty otherwise)
   // Model and optimisation.
   model::BridgeTowerConfig cfg;
@@ -64,6 +71,14 @@ std::unique_ptr<TrainRun> setup_run(const TrainOptions& options, const TrainHook
 
 // The loader options of the train (train = true: shuffled, this rank's share) or validation loader.
 loader::LoaderOptions loader_options(const TrainOptions& o, const model::BridgeTowerConfig& cfg, int batch, bool train);
+// The metric keys of one evaluation during training (eval_loss, recall, and with matching data
+// eval_matching_accuracy / eval_matching_chance): the one list model selection checks names against.
+std::vector<std::string> eval_metric_keys(bool with_matching);
+// The embedding evaluations' options (matching, the demo's held-out scores) from a run's flags.
+EmbedOptions embed_options(const TrainOptions& o, int image_size, const torch::Device& device);
+// The options of the matching questions read from a validation split.
+MatchingSourceOptions matching_source_options(const TrainOptions& o);
+
 // The source options of a dataset read for `flag` (--train_file, --validation_file, --test_file ...) with at most
 // max_rows rows (<= 0: all): the one place run_train's datasets and the recipe's final evaluations open theirs.
 source::SourceOptions source_options(const TrainOptions& o, const std::string& flag, int64_t max_rows, bool locality_order);

@@ -12,8 +12,6 @@
 #include <optional>
 
 #include "common/error.h"
-#include "dist/gather.h"
-#include "model/contrastive_loss.h"
 #include "model/quick_gelu.h"
 #include "train/checkpoint_dir.h"
 #include "train/plot.h"
@@ -21,6 +19,7 @@
 #include "train/run_log.h"
 #include "train/throughput.h"
 #include "train/torch/batch_provider.h"
+#include "train/torch/contrastive_step.h"
 #include "train/torch/cuda_ops.h"
 #include "train/torch/embed_eval.h"
 #include "train/torch/evaluate.h"
@@ -34,51 +33,6 @@ namespace {
 
 double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-// What one optimizer step did.
-struct StepResult {
-  double loss = 0;         // mean over the micro-batches and the ranks
-  double data_wait_s = 0;  // seconds blocked on the batch provider
-  double grad_norm = 0;    // before clipping
-  int64_t samples = 0;     // this rank's
-};
-
-// One micro-batch's loss: the model's contrastive loss over this rank's batch, or over the global batch
-// (--gather_embeddings: every rank's embeddings gathered with gradient, the same loss on every rank).
-torch::Tensor batch_loss(TrainRun& r, const ModelBatch& mb) {
-  Bf16Autocast autocast(r.o.bf16, r.device);
-  auto fwd = r.model->forward(mb.pixels, mb.input_ids, mb.attention_mask, /*return_loss=*/!r.o.gather_embeddings);
-  if (!r.o.gather_embeddings) return fwd.loss;
-  auto all = [&](const torch::Tensor& t) { return dist::gather_with_grad(*r.group, t); };
-  return model::contrastive_loss(all(fwd.text_embeds), all(fwd.image_embeds), all(fwd.cross_embeds),
-                                 r.model->logit_scale);
-}
-
-// One optimizer step: gradient_accumulation_steps micro-batches forward and backward, the gradients averaged
-// over the ranks (during the last backward), clipped and applied.
-StepResult train_step(TrainRun& r, BatchProvider& batches) {
-  const int accum = r.o.gradient_accumulation_steps;
-  StepResult s;
-  for (int a = 0; a < accum; ++a) {
-    double wait = 0;
-    std::optional<ModelBatch> mb = batches.next(&wait);  // inputs on the device
-    if (!mb) fail("loader ended the epoch early (internal error)");
-    s.data_wait_s += wait;
-    torch::Tensor loss = batch_loss(r, *mb);
-    if (a == accum - 1) r.sync->arm();  // this backward also all-reduces the gradients, bucket by bucket
-    (loss / static_cast<double>(accum)).backward();
-    batches.prefetch(&wait);  // on a GPU the step's kernels still run: prepare the next batch meanwhile
-    s.data_wait_s += wait;
-    s.loss += loss.detach().item<double>() / accum;  // waits for the step's kernels
-    s.samples += mb->size;
-  }
-  r.sync->finish();
-  s.loss = r.group->all_reduce_mean(s.loss);
-  s.grad_norm = clip_grad_norm(r.params, r.o.max_grad_norm);
-  r.opt->step(r.o.learning_rate * r.sched.lr_factor(r.st.global_step));
-  r.opt->zero_grad();
-  return s;
-}
-
 // The loop around train_step: epochs of the batch provider, the step's bookkeeping, logging windows
 // (metrics.jsonl, console), evaluation, checkpoints, throughput, and the run's outputs at the end.
 class TrainLoop {
@@ -90,7 +44,10 @@ class TrainLoop {
   void run_epoch();
   void after_step(const StepResult& s);
   void flush_window();
-  void run_eval();
+  void run_eval(bool select = true);
+  nlohmann::json eval_metrics();
+  void share_early_stop();
+  void load_best_model();
   void save();
   void say(const std::string& line) {
     if (r_.talk) bar_.log(line);
@@ -108,10 +65,15 @@ class TrainLoop {
   std::unique_ptr<BatchProvider> batches_;
   ThroughputMeter meter_;
   double t_start_ = 0;
-  double window_loss_sum_ = 0, last_grad_norm_ = 0, first_loss_ = NAN;
+  double window_loss_sum_ = 0, last_grad_norm_ = 0, first_loss_ = NAN, replay_max_diff_ = -1;
   int64_t window_steps_ = 0;
   EvalResult last_eval_;
+  std::optional<MatchingEval> last_matching_;
   bool evaluated_ = false, stopped_early_ = false;
+  // Model selection (train/model_selection.h): the best evaluation so far, and early stopping (early_stop_:
+  // the run ends normally, with its final outputs; stopped_early_ is the test hook's "as if killed").
+  ModelSelector selector_;
+  bool early_stop_ = false, loaded_best_ = false;
   // The built-in demo shows what training bought: held-out matching and retrieval, before and after.
   EmbedOptions demo_eval_;
   std::optional<HeldOutScores> demo_before_, demo_after_;
@@ -122,7 +84,10 @@ TrainLoop::TrainLoop(TrainRun& r)
       o_(r.o),
       bar_(r.total_steps, r.st.global_step, stdout, r.talk && ProgressBar::stdout_is_tty()),
       tty_(r.talk && ProgressBar::stdout_is_tty()),
-      meter_(r.o.throughput_warmup_steps) {
+      meter_(r.o.throughput_warmup_steps),
+      selector_(r.selection) {
+  selector_.restore(r_.st.selection);
+  early_stop_ = selector_.should_stop();
   if (r_.main_rank) metrics_.emplace(r_.out / "metrics.jsonl", !r_.resume_dir.empty(), r_.st.global_step);
   if (r_.main_rank && !o_.tensorboard_dir.empty()) metrics_->add_tensorboard(o_.tensorboard_dir);
   say(str("training ", r_.cfg.text.hidden_size, "-wide BridgeTower (", r_.model->count_parameters(true),
@@ -130,6 +95,12 @@ TrainLoop::TrainLoop(TrainRun& r)
           r_.batch() * o_.gradient_accumulation_steps * o_.world_size, " samples, ", o_.dataloader_num_workers,
           " loader workers, device ", r_.device.str(),
           r_.device.is_cpu() ? str(" (", r_.torch_threads, " torch threads)") : ""));
+  if (o_.gradient_accumulation_steps > 1)
+    say(o_.contrastive_accumulation == "exact"
+            ? str("gradient accumulation: exact: each step's ", o_.gradient_accumulation_steps, " micro-batches of ",
+                  r_.batch(), " train as one batch of ", r_.batch() * o_.gradient_accumulation_steps,
+                  " (one loss over all of them; --contrastive_accumulation local for HF's per-micro-batch losses)")
+            : str("gradient accumulation: local (HF): each micro-batch of ", r_.batch(), " has its own negatives"));
   ProviderOptions po;
   po.max_seq_length = o_.max_seq_length;
   po.device = r_.device;
@@ -142,12 +113,7 @@ TrainLoop::TrainLoop(TrainRun& r)
   t_start_ = now_s();
   meter_.start(t_start_);
   if (r_.demo && r_.main_rank && r_.resume_dir.empty()) {
-    demo_eval_.batch_size = o_.per_device_eval_batch_size;
-    demo_eval_.num_workers = o_.dataloader_num_workers;
-    demo_eval_.image_size = r_.image_size();
-    demo_eval_.max_seq_length = o_.max_seq_length;
-    demo_eval_.device = r_.device;
-    demo_eval_.bf16 = o_.bf16;
+    demo_eval_ = embed_options(o_, r_.image_size(), r_.device);
     demo_before_ = held_out_scores(r_.model, *r_.tok, r_.val_path, demo_eval_);
     say(str("before training, held out: matching accuracy ", fmt("%.3f", demo_before_->matching_accuracy), " (chance ",
             fmt("%.3f", demo_before_->matching_chance), "), image->text R@1 ", fmt("%.3f", demo_before_->retrieval.i2t_r1),
@@ -156,7 +122,7 @@ TrainLoop::TrainLoop(TrainRun& r)
 }
 
 TrainSummary TrainLoop::run() {
-  while (r_.st.global_step < r_.total_steps && !stopped_early_) run_epoch();
+  while (r_.st.global_step < r_.total_steps && !stopped_early_ && !early_stop_) run_epoch();
   batches_->stop();
   if (r_.talk) bar_.finish();
   return finish();
@@ -172,7 +138,7 @@ void TrainLoop::run_epoch() {
   batches_->start(epoch, first_batch, epoch_batches - first_batch);
   do {
     after_step(train_step(r_, *batches_));
-  } while (!stopped_early_ && r_.st.global_step < r_.total_steps && r_.st.global_step % per_epoch != 0);
+  } while (!stopped_early_ && !early_stop_ && r_.st.global_step < r_.total_steps && r_.st.global_step % per_epoch != 0);
 }
 
 void TrainLoop::after_step(const StepResult& s) {
@@ -186,12 +152,16 @@ void TrainLoop::after_step(const StepResult& s) {
   window_loss_sum_ += s.loss;
   ++window_steps_;
   last_grad_norm_ = s.grad_norm;
+  replay_max_diff_ = std::max(replay_max_diff_, s.replay_max_diff);
   meter_.step(now_s(), s.samples * o_.world_size, s.data_wait_s, s.loss);
   if (st.global_step % o_.logging_steps == 0 || st.global_step == r_.total_steps) flush_window();
   if (tty_)
     bar_.update(st.global_step, now_s() - t_start_,
                 str("loss ", fmt("%.3f", s.loss), " ", fmt("%.3e", o_.learning_rate * r_.sched.lr_factor(st.global_step))));
-  if (o_.eval_steps > 0 && st.global_step % o_.eval_steps == 0) run_eval();
+  if (o_.eval_steps > 0 && st.global_step % o_.eval_steps == 0) {
+    run_eval();
+    share_early_stop();
+  }
   if (o_.save_steps > 0 && st.global_step % o_.save_steps == 0) save();
   if (r_.hooks.stop_after_step > 0 && st.global_step == r_.hooks.stop_after_step) stopped_early_ = true;
 }
@@ -216,28 +186,70 @@ void TrainLoop::flush_window() {
           "% | epoch ", fmt("%.2f", rec.epoch)));
 }
 
-void TrainLoop::run_eval() {
+// One evaluation during training: the contrastive loss and recall, and with matching data the matching accuracy;
+// a run-log record (metrics.jsonl -> log_history, TensorBoard), a console line, and model selection's input.
+void TrainLoop::run_eval(bool select) {
   if (!r_.val_loader || !r_.main_rank) return;  // eval has no collectives: only rank 0 spends the time
   meter_.pause(now_s());
-  last_eval_ = evaluate(r_.model, *r_.val_loader, *r_.tok, o_.max_seq_length, r_.device, o_.bf16);
+  const nlohmann::json metrics = eval_metrics();
   evaluated_ = true;
   meter_.resume(now_s());
+  nlohmann::json rec = metrics;
+  rec["step"] = r_.st.global_step;
+  metrics_->write(rec);
   const auto& r = last_eval_.recall;
-  metrics_->write(nlohmann::json{{"step", r_.st.global_step},  {"eval_loss", last_eval_.loss},
-                                 {"eval_i2t_r1", r.i2t_r1},    {"eval_i2t_r5", r.i2t_r5},
-                                 {"eval_i2t_r10", r.i2t_r10},  {"eval_t2i_r1", r.t2i_r1},
-                                 {"eval_t2i_r5", r.t2i_r5},    {"eval_t2i_r10", r.t2i_r10},
-                                 {"eval_samples", last_eval_.samples}});
   say(str("eval @ step ", r_.st.global_step, ": loss ", fmt("%.4f", last_eval_.loss), " | image->text R@1/5/10 ",
           fmt("%.3f", r.i2t_r1), "/", fmt("%.3f", r.i2t_r5), "/", fmt("%.3f", r.i2t_r10), " | text->image ",
-          fmt("%.3f", r.t2i_r1), "/", fmt("%.3f", r.t2i_r5), "/", fmt("%.3f", r.t2i_r10)));
+          fmt("%.3f", r.t2i_r1), "/", fmt("%.3f", r.t2i_r5), "/", fmt("%.3f", r.t2i_r10),
+          last_matching_ ? str(" | matching accuracy ", fmt("%.3f", last_matching_->scores.accuracy), " (chance ",
+                               fmt("%.3f", matching_chance(*last_matching_)), ")")
+                         : std::string()));
+  if (!select) return;  // the end-of-run evaluation is reported, not selected on (HF: checkpoints only)
+  if (selector_.observe(metrics, r_.st.global_step))
+    say(str("new best ", selector_.selection().metric, " ", fmt("%.6g", *selector_.best_metric()), " at step ",
+            r_.st.global_step));
+  r_.st.selection = selector_.to_json();  // the next checkpoint carries it (exact resume)
+}
+
+nlohmann::json TrainLoop::eval_metrics() {
+  last_eval_ = evaluate(r_.model, *r_.val_loader, *r_.tok, o_.max_seq_length, r_.device, o_.bf16);
+  const auto& r = last_eval_.recall;
+  nlohmann::json m = {{"eval_loss", last_eval_.loss}, {"eval_i2t_r1", r.i2t_r1},   {"eval_i2t_r5", r.i2t_r5},
+                      {"eval_i2t_r10", r.i2t_r10},    {"eval_t2i_r1", r.t2i_r1},   {"eval_t2i_r5", r.t2i_r5},
+                      {"eval_t2i_r10", r.t2i_r10},    {"eval_samples", last_eval_.samples}};
+  if (r_.val_matching) {
+    last_matching_ = evaluate_matching(r_.model, *r_.tok, r_.val_matching->set, embed_options(o_, r_.image_size(), r_.device));
+    m["eval_matching_accuracy"] = last_matching_->scores.accuracy;
+    m["eval_matching_chance"] = matching_chance(*last_matching_);
+  }
+  return m;
+}
+
+// Early stopping is decided on rank 0 (the only one that evaluates); every rank must stop at the same step.
+void TrainLoop::share_early_stop() {
+  if (selector_.selection().patience <= 0) return;
+  const bool stop = r_.main_rank && selector_.should_stop();
+  early_stop_ = r_.group->all_reduce_mean(stop ? 1.0 : 0.0) > 0;
+  if (early_stop_) say(selector_.stop_reason());
+}
+
+// --load_best_model_at_end: the best checkpoint's weights become the model that is saved and evaluated last.
+void TrainLoop::load_best_model() {
+  const int64_t best = selector_.best_step();
+  if (!selector_.selection().load_best_at_end || best < 0 || best == r_.st.global_step) return;
+  const fs::path dir = r_.out / ("checkpoint-" + std::to_string(best));
+  r_.model->load_weights(dir.string());
+  r_.model->to(r_.device);
+  loaded_best_ = true;
+  say(str("loaded the best model (", selector_.selection().metric, " ", fmt("%.6g", *selector_.best_metric()),
+          " at step ", best, ") from ", dir.string()));
 }
 
 void TrainLoop::save() {
   meter_.pause(now_s());
   if (r_.main_rank) {
     save_checkpoint(r_.out, r_.model, *r_.tok, *r_.opt, r_.sched, r_.st);
-    rotate_checkpoints(r_.out, o_.save_total_limit);
+    rotate_checkpoints(r_.out, o_.save_total_limit, selector_.best_step());
   }
   r_.group->barrier();  // no rank runs ahead (or exits) before the checkpoint is complete
   meter_.resume(now_s());
@@ -255,7 +267,9 @@ TrainSummary TrainLoop::finish() {
   sum.completed = true;
   flush_window();
   const RunStats rs = meter_.finish(now_s());
-  if (o_.eval_at_end && (!evaluated_ || o_.eval_steps <= 0 || st.global_step % o_.eval_steps != 0)) run_eval();
+  if (r_.main_rank) load_best_model();
+  const bool last_step_evaluated = evaluated_ && o_.eval_steps > 0 && st.global_step % o_.eval_steps == 0;
+  if (o_.eval_at_end && (!last_step_evaluated || loaded_best_)) run_eval(/*select=*/false);
   if (demo_before_) demo_after_ = held_out_scores(r_.model, *r_.tok, r_.val_path, demo_eval_);
 
   sum.train_samples_per_second = rs.train_samples_per_second;
@@ -268,6 +282,11 @@ TrainSummary TrainLoop::finish() {
   sum.op_paths = str("adamw ", AdamW::path_used(),
                      r_.device.is_cuda() || fused_ops_fail_injected() ? str(", quick_gelu ", model::quick_gelu_cuda_path()) : std::string());
   if (evaluated_) sum.eval_loss = last_eval_.loss;
+  if (selector_.best_metric()) sum.best_metric = *selector_.best_metric();
+  const fs::path best_dir = r_.out / ("checkpoint-" + std::to_string(selector_.best_step()));
+  std::error_code ec;
+  if (selector_.best_step() >= 0 && fs::is_directory(best_dir, ec)) sum.best_model_checkpoint = best_dir.string();
+  if (early_stop_) sum.early_stop_reason = selector_.stop_reason();
   if (!r_.main_rank) return sum;
 
   if (o_.save_final_model) save_final_model(r_.out, r_.model, *r_.tok);
@@ -311,6 +330,16 @@ nlohmann::json TrainLoop::results_json(const TrainSummary& sum, const RunStats& 
     results["eval_i2t_r10"] = last_eval_.recall.i2t_r10, results["eval_t2i_r1"] = last_eval_.recall.t2i_r1;
     results["eval_t2i_r5"] = last_eval_.recall.t2i_r5, results["eval_t2i_r10"] = last_eval_.recall.t2i_r10;
   }
+  if (replay_max_diff_ >= 0) results["accumulation_replay_max_diff"] = replay_max_diff_;
+  if (last_matching_) results["eval_matching_accuracy"] = last_matching_->scores.accuracy;
+  if (selector_.selection().active()) {
+    results["metric_for_best_model"] = selector_.selection().metric;
+    results["best_metric"] = sum.best_metric;
+    results["best_model_checkpoint"] = sum.best_model_checkpoint.empty() ? nlohmann::json(nullptr)
+                                                                          : nlohmann::json(sum.best_model_checkpoint);
+    results["loaded_best_model_at_end"] = loaded_best_;
+  }
+  if (!sum.early_stop_reason.empty()) results["early_stopping"] = sum.early_stop_reason;
   if (demo_after_) {
     results["demo_matching_accuracy_before"] = demo_before_->matching_accuracy;
     results["demo_matching_accuracy_after"] = demo_after_->matching_accuracy;

@@ -73,6 +73,31 @@ TEST_F(TrainCli, UnknownFlagIsAnError) {
   EXPECT_NE(r.err.find("no_such_flag"), std::string::npos) << r.err;
 }
 
+// `train --help` (issue 26): grouped, and every flag has a description (on its line, or on the next when the
+// flag is long).
+TEST_F(TrainCli, EveryFlagIsDescribedInItsGroup) {
+  auto r = run({"train", "--help"}, root_ / "help.log");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* group : {"Model & data:", "HF recipe: phases, outputs, strategies:", "Optimisation & schedule:",
+                            "Evaluation & model selection:"})
+    EXPECT_NE(r.err.find(std::string("\n") + group), std::string::npos) << group;
+  std::istringstream in(r.err);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  size_t flags = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].rfind("  -", 0) != 0) continue;
+    ++flags;
+    const std::string& l = lines[i];
+    // CLI11 starts a description at column 30 (after a space), or on the next line when the flag is longer.
+    const bool same_line = l.size() > 30 && l[29] == ' ' && l.find_first_not_of(' ', 30) != std::string::npos;
+    const bool next_line = i + 1 < lines.size() && lines[i + 1].rfind(std::string(20, ' '), 0) == 0 &&
+                           lines[i + 1].find_first_not_of(' ') != std::string::npos;
+    EXPECT_TRUE(same_line || next_line) << "no description: " << l;
+  }
+  EXPECT_GT(flags, 80u);
+}
+
 TEST_F(TrainCli, MissingModelDirFailsBeforeWriting) {
   const fs::path out = root_ / "out_badmodel";
   auto r = run(with(base(out), {"--model_name_or_path", (root_ / "nope").string()}), root_ / "badmodel.log");
@@ -97,6 +122,16 @@ TEST_F(TrainCli, TokenizerNameSizesThePresetAndIsSaved) {
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("error: --tokenizer_name"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(root_ / "out_tok_missing"));
+}
+
+// --max_line_bytes reaches the captions reader: a line over it is one error naming the file, the line and the flag.
+TEST_F(TrainCli, LineCapIsAFlag) {
+  const fs::path out = root_ / "line_cap";
+  auto r = run(with(base(out), {"--max_line_bytes", "40"}), root_ / "line_cap.log");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("captions.jsonl:1: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--max_line_bytes"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
 }
 
 TEST_F(TrainCli, DatasetSmallerThanOneBatchFailsBeforeWriting) {
@@ -170,6 +205,72 @@ TEST_F(TrainCli, SigkillMidRunThenResumeLatest) {
     EXPECT_NE(e.path().filename().string().rfind(".tmp-", 0), 0u) << e.path();
 }
 
+// Model selection as HF (issue 26): the matching task's accuracy at every evaluation, the best checkpoint tracked,
+// kept by rotation and loaded at the end.
+TEST_F(TrainCli, BestModelOnTheMatchingTaskIsKeptAndLoaded) {
+  const fs::path out = root_ / "best";
+  // greater_is_better on a loss: the best is an early checkpoint, so loading it at the end is exercised.
+  auto r = run(with(base(out, 8), {"--validation_file", (root_ / "data").string(), "--eval_steps", "2", "--save_steps",
+                                   "2", "--metric_for_best_model", "loss", "--greater_is_better", "True",
+                                   "--load_best_model_at_end", "--save_total_limit", "1"}),
+               root_ / "best.log");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("| matching accuracy "), std::string::npos) << r.err;
+  const auto state = bt::train::read_json_file(out / "trainer_state.json");
+  double best = -1;
+  int64_t best_step = -1, evals = 0;
+  for (const auto& e : state.at("log_history")) {
+    if (!e.contains("eval_loss") || evals == 4) continue;  // the 4 evaluations at steps 2..8 (then the end's)
+    ++evals;
+    EXPECT_TRUE(e.contains("eval_matching_accuracy")) << e;
+    if (e.at("eval_loss").get<double>() > best) best = e.at("eval_loss").get<double>(), best_step = e.at("step");
+  }
+  ASSERT_EQ(evals, 4);
+  EXPECT_DOUBLE_EQ(state.at("best_metric").get<double>(), best);
+  const fs::path best_dir = out / ("checkpoint-" + std::to_string(best_step));
+  EXPECT_EQ(state.at("best_model_checkpoint"), best_dir.string());
+  EXPECT_TRUE(fs::exists(best_dir)) << "rotation (--save_total_limit 1) deleted the best checkpoint";
+  EXPECT_TRUE(fs::exists(out / "checkpoint-8"));
+  EXPECT_EQ(slurp(out / "model.safetensors"), slurp(best_dir / "model.safetensors"));  // the final model is the best
+  const auto res = bt::train::read_json_file(out / "train_results.json");
+  EXPECT_EQ(res.at("loaded_best_model_at_end").get<bool>(), best_step != 8);
+  EXPECT_TRUE(res.contains("eval_matching_accuracy"));
+  const auto args = bt::train::read_json_file(out / "training_args.json");
+  EXPECT_EQ(args.at("metric_for_best_model"), "loss");
+  EXPECT_EQ(args.at("greater_is_better"), true);
+  // Refused before anything is written: no split to measure the metric on.
+  r = run(with(base(root_ / "no_eval"), {"--metric_for_best_model", "matching_accuracy"}), root_ / "no_eval.log");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("no evaluation split"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(root_ / "no_eval"));
+}
+
+// HF's EarlyStoppingCallback as flags: the run ends normally at the step that ran out of patience, and a run
+// interrupted before it resumes into the same stop with the same best.
+TEST_F(TrainCli, EarlyStoppingEndsTheRunAndSurvivesResume) {
+  const auto args = [&](const fs::path& out) {
+    return with(base(out, 8), {"--validation_file", (root_ / "data").string(), "--eval_steps", "2", "--save_steps", "2",
+                               "--early_stopping_patience", "1", "--early_stopping_threshold", "100"});
+  };
+  const fs::path ref = root_ / "early", part = root_ / "early_part";
+  auto r = run(args(ref), root_ / "early.log");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("early stopping at step 4"), std::string::npos) << r.err;
+  const auto res = bt::train::read_json_file(ref / "train_results.json");
+  EXPECT_EQ(res.at("global_step"), 4);
+  EXPECT_NE(res.at("early_stopping").get<std::string>().find("--early_stopping_patience 1"), std::string::npos);
+  const auto state = bt::train::read_json_file(ref / "trainer_state.json");
+  EXPECT_EQ(state["stateful_callbacks"]["TrainerControl"]["args"]["should_training_stop"], true);
+  r = run(with(args(part), {"--stop_after_step", "2"}), root_ / "early_part.log");
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = run(with(args(part), {"--resume_from_checkpoint", "latest"}), root_ / "early_resume.log");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(losses(part), losses(ref));
+  const auto resumed = bt::train::read_json_file(part / "trainer_state.json");
+  EXPECT_EQ(resumed.at("global_step"), 4);
+  EXPECT_EQ(resumed.at("best_metric"), state.at("best_metric"));
+}
+
 TEST_F(TrainCli, DemoLossFalls) {
   const fs::path out = root_ / "demo";
   auto r = run({"train", "--output_dir", out.string(), "--max_steps", "96", "--torch_threads", "1", "--eval_steps", "0",
@@ -210,6 +311,11 @@ TEST_F(TrainCli, DemoLearnsWhatThePicturesShow) {
   EXPECT_LT(res.at("demo_i2t_r1_before").get<double>(), 3 * r1_chance);
   EXPECT_GE(res.at("demo_i2t_r1_after").get<double>(), 5 * r1_chance);
   EXPECT_GE(res.at("demo_t2i_r1_after").get<double>(), 5 * r1_chance);
+  // It ends by using its model: the held-out pictures as an index, one description searched, a contact sheet.
+  EXPECT_NE(r.err.find("bridgetune encode + search"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("\n3     "), std::string::npos) << r.err;  // the third row of the result table
+  EXPECT_TRUE(fs::exists(out / "demo_index" / "image_embeds.npy"));
+  EXPECT_GT(fs::file_size(out / "demo_search.png"), 1000u);
 }
 
 }  // namespace

@@ -149,6 +149,18 @@ TEST_F(TrainDist, TwoRanksGatheringEqualOneRankAtDoubleBatch) {
   EXPECT_EQ(res["train_samples"], nlohmann::json::parse(slurp(one / "train_results.json"))["train_samples"]);
 }
 
+// Exact contrastive accumulation across ranks: 2 ranks x 2 micro-batches of 2, gathered, train one batch of 8.
+TEST_F(TrainDist, ExactAccumulationOverTwoRanksEqualsOneBatch) {
+  const fs::path one = root_ / "accum_one", two = root_ / "accum_two";
+  expect_ok(run(with(base(one, 8, 4), {"--gather_embeddings", "--adam_epsilon", "1e-4"}), root_ / "accum_one.log", 0));
+  auto r = run(with(base(two, 2, 4), {"--gather_embeddings", "--adam_epsilon", "1e-4", "--gradient_accumulation_steps",
+                                      "2"}),
+               root_ / "accum_two.log", 2);
+  expect_ok(r);
+  expect_same_losses(losses(one), losses(two));
+  EXPECT_LT(max_weight_diff(one / "model.safetensors", two / "model.safetensors"), 1e-5);
+}
+
 TEST_F(TrainDist, WithoutGatherTrainsAndDiffersFromGlobalLoss) {
   // Without --gather_embeddings each rank's loss has only its own B-1 negatives: a smaller loss than the
   // global one (ln B vs ln 2B at init), still averaged into one model.

@@ -1,0 +1,145 @@
+// One optimizer step (see contrastive_step.h): the local and the exact accumulation, then the shared tail
+// (gradient sync, clipping, the AdamW step).
+#include "train/torch/contrastive_step.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/torch.h>
+
+#include <optional>
+#include <vector>
+
+#include "common/error.h"
+#include "dist/gather.h"
+#include "model/contrastive_loss.h"
+#include "train/torch/evaluate.h"
+
+namespace bt::train {
+
+namespace {
+
+// The contrastive loss over these embeddings: this rank's rows, or (--gather_embeddings) every rank's, gathered
+// with gradient so the same loss is computed on every rank.
+torch::Tensor loss_of(TrainRun& r, const torch::Tensor& text, const torch::Tensor& image, const torch::Tensor& cross) {
+  if (!r.o.gather_embeddings) return model::contrastive_loss(text, image, cross, r.model->logit_scale);
+  auto all = [&](const torch::Tensor& t) { return dist::gather_with_grad(*r.group, t); };
+  return model::contrastive_loss(all(text), all(image), all(cross), r.model->logit_scale);
+}
+
+ModelBatch next_batch(BatchProvider& batches, StepResult& s) {
+  double wait = 0;
+  std::optional<ModelBatch> mb = batches.next(&wait);  // inputs on the device
+  if (!mb) fail("loader ended the epoch early (internal error)");
+  s.data_wait_s += wait;
+  s.samples += mb->size;
+  return std::move(*mb);
+}
+
+void prefetch(BatchProvider& batches, StepResult& s) {
+  double wait = 0;
+  batches.prefetch(&wait);  // on a GPU the step's kernels still run: prepare the next batch meanwhile
+  s.data_wait_s += wait;
+}
+
+// HF's accumulation: each micro-batch's loss over its own rows, averaged.
+void accumulate_local(TrainRun& r, BatchProvider& batches, StepResult& s) {
+  const int accum = r.o.gradient_accumulation_steps;
+  for (int a = 0; a < accum; ++a) {
+    const ModelBatch mb = next_batch(batches, s);
+    torch::Tensor loss;
+    {
+      Bf16Autocast autocast(r.o.bf16, r.device);
+      auto fwd = r.model->forward(mb.pixels, mb.input_ids, mb.attention_mask, /*return_loss=*/!r.o.gather_embeddings);
+      loss = r.o.gather_embeddings ? loss_of(r, fwd.text_embeds, fwd.image_embeds, fwd.cross_embeds) : fwd.loss;
+    }
+    if (a == accum - 1) r.sync->arm();  // this backward also all-reduces the gradients, bucket by bucket
+    (loss / static_cast<double>(accum)).backward();
+    prefetch(batches, s);
+    s.loss += loss.detach().item<double>() / accum;  // waits for the step's kernels
+  }
+}
+
+// The generator states dropout draws from: the CPU's, and the device's on CUDA.
+struct RngState {
+  torch::Tensor cpu, device;
+};
+RngState save_rng(const torch::Device& d) {
+  RngState st{at::detail::getDefaultCPUGenerator().get_state(), {}};
+  if (d.is_cuda()) st.device = at::globalContext().defaultGenerator(d).get_state();
+  return st;
+}
+void restore_rng(const RngState& st, const torch::Device& d) {
+  at::Generator cpu = at::detail::getDefaultCPUGenerator();
+  cpu.set_state(st.cpu);
+  if (d.is_cuda()) {
+    at::Generator g = at::globalContext().defaultGenerator(d);
+    g.set_state(st.device);
+  }
+}
+
+// GradCache: the K micro-batches' embeddings without autograd, the loss over all of them and its gradient with
+// respect to them, then each micro-batch again with autograd, backpropagating that gradient.
+void accumulate_exact(TrainRun& r, BatchProvider& batches, StepResult& s) {
+  const int accum = r.o.gradient_accumulation_steps;
+  std::vector<ModelBatch> mbs;
+  std::vector<RngState> rng;
+  std::vector<torch::Tensor> text, image, cross;
+  {
+    torch::NoGradGuard no_grad;
+    for (int a = 0; a < accum; ++a) {
+      mbs.push_back(next_batch(batches, s));
+      rng.push_back(save_rng(r.device));
+      Bf16Autocast autocast(r.o.bf16, r.device);
+      auto fwd = r.model->forward(mbs.back().pixels, mbs.back().input_ids, mbs.back().attention_mask, false);
+      text.push_back(fwd.text_embeds), image.push_back(fwd.image_embeds), cross.push_back(fwd.cross_embeds);
+      prefetch(batches, s);
+    }
+  }
+  const RngState after = save_rng(r.device);  // where a single K x B forward would have left the generators
+  auto leaf = [](const std::vector<torch::Tensor>& parts) { return torch::cat(parts).detach().requires_grad_(true); };
+  torch::Tensor t = leaf(text), i = leaf(image), c = leaf(cross);
+  torch::Tensor loss;
+  {
+    Bf16Autocast autocast(r.o.bf16, r.device);
+    loss = loss_of(r, t, i, c);
+  }
+  loss.backward();  // gradients of t, i, c, and logit_scale's own
+  std::vector<int64_t> sizes;
+  for (const ModelBatch& mb : mbs) sizes.push_back(mb.size);
+  const auto gt = t.grad().split_with_sizes(sizes), gi = i.grad().split_with_sizes(sizes),
+             gc = c.grad().split_with_sizes(sizes);
+  torch::Tensor replay = torch::zeros({}, t.options().requires_grad(false));
+  for (int a = 0; a < accum; ++a) {
+    restore_rng(rng[size_t(a)], r.device);  // the dropout masks of pass 1
+    torch::Tensor surrogate;
+    {
+      Bf16Autocast autocast(r.o.bf16, r.device);
+      auto fwd = r.model->forward(mbs[size_t(a)].pixels, mbs[size_t(a)].input_ids, mbs[size_t(a)].attention_mask, false);
+      surrogate = (fwd.text_embeds.to(torch::kFloat) * gt[a]).sum() + (fwd.image_embeds.to(torch::kFloat) * gi[a]).sum() +
+                  (fwd.cross_embeds.to(torch::kFloat) * gc[a]).sum();
+      const size_t k = size_t(a);
+      for (auto [now, then] : {std::pair{fwd.text_embeds, text[k]}, {fwd.image_embeds, image[k]}, {fwd.cross_embeds, cross[k]}})
+        replay = torch::maximum(replay, (now.detach() - then).abs().max().to(replay.dtype()));
+    }
+    if (a == accum - 1) r.sync->arm();
+    surrogate.backward();
+  }
+  restore_rng(after, r.device);
+  s.loss = loss.detach().item<double>();
+  s.replay_max_diff = replay.item<double>();
+}
+
+}  // namespace
+
+StepResult train_step(TrainRun& r, BatchProvider& batches) {
+  StepResult s;
+  if (r.o.gradient_accumulation_steps > 1 && r.o.contrastive_accumulation == "exact") accumulate_exact(r, batches, s);
+  else accumulate_local(r, batches, s);
+  r.sync->finish();
+  s.loss = r.group->all_reduce_mean(s.loss);
+  s.grad_norm = clip_grad_norm(r.params, r.o.max_grad_norm);
+  r.opt->step(r.o.learning_rate * r.sched.lr_factor(r.st.global_step));
+  r.opt->zero_grad();
+  return s;
+}
+
+}  // namespace bt::train

@@ -1,0 +1,109 @@
+// `bridgetune encode` (see train/embed_index.h): the data through the eval loader and the contrastive heads,
+// written as an index folder.
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+#include "media/npy.h"
+#include "model/api.h"
+#include "source/source.h"
+#include "train/checkpoint_dir.h"
+#include "train/embed_index.h"
+#include "train/progress.h"
+#include "train/run_log.h"
+#include "train/torch/device.h"
+#include "train/torch/embed_eval.h"
+
+namespace fs = std::filesystem;
+
+namespace bt::train {
+
+namespace {
+
+void check(const EncodeOptions& o) {
+  if (o.model_name_or_path.empty()) fail("--model_name_or_path: required (a trained output folder or a hub id)");
+  if (!fs::exists(fs::path(o.model_name_or_path) / "config.json"))
+    fail("--model_name_or_path ", o.model_name_or_path, ": no config.json in it");
+  if (o.data.empty()) fail("--data: required (a captions file or folder, parquet or tar shards)");
+  if (o.output_dir.empty()) fail("--output_dir: required (where the index goes)");
+  if (o.per_device_eval_batch_size < 1) fail("--per_device_eval_batch_size must be >= 1");
+  if (o.dataloader_num_workers < 0) fail("--dataloader_num_workers must be >= 0");
+  if (o.on_bad_sample != "error" && o.on_bad_sample != "skip")
+    fail("--on_bad_sample must be error or skip (got '", o.on_bad_sample, "')");
+}
+
+void write_npy(const fs::path& path, const torch::Tensor& t) {
+  const torch::Tensor c = t.to(torch::kFloat32).contiguous();
+  const std::string bytes = media::npy_bytes(c.data_ptr<float>(), sizeof(float), "<f4", {c.size(0), c.size(1)});
+  write_file_atomic(path, bytes);
+}
+
+}  // namespace
+
+EncodeSummary run_encode(const EncodeOptions& o) {
+  check(o);
+  const torch::Device device = parse_device(o.device);
+  if (device.is_cpu()) model::configure_torch_threads(torch_threads_for(0, o.dataloader_num_workers, device));
+  source::SourceOptions so;
+  so.image_column = o.image_column;
+  so.caption_column = o.caption_column;
+  so.on_bad = o.on_bad_sample == "skip" ? data::OnBad::kSkip : data::OnBad::kError;
+  so.max_line_bytes = o.max_line_bytes;
+  so.locality_order = false;
+  so.flag = "--data";
+  auto data = source::open_source(o.data, so).dataset;
+  text::Tokenizer tok = text::Tokenizer::from_dir(o.model_name_or_path);
+  model::BridgeTowerForContrastiveLearning m = model::load_contrastive(o.model_name_or_path);
+  m->to(device);
+  EmbedOptions eo;
+  eo.batch_size = o.per_device_eval_batch_size;
+  eo.num_workers = o.dataloader_num_workers;
+  eo.image_size = m->config().vision.image_size;
+  const auto& text_cfg = m->config().text;
+  eo.max_seq_length = std::min(o.max_seq_length, text_cfg.max_position_embeddings - text_cfg.pad_token_id - 1);
+  eo.on_bad_sample = o.on_bad_sample == "skip" ? loader::OnBadSample::kSkip : loader::OnBadSample::kError;
+  eo.device = device;
+  eo.bf16 = o.bf16;
+  std::optional<ProgressBar> bar;  // made at the first batch, when the number of distinct images is known
+  const auto t0 = std::chrono::steady_clock::now();
+  const EncodedCollection c = encode_collection(m, tok, data, eo, [&](size_t done, size_t total) {
+    if (!bar) bar.emplace(int64_t(total), 0, stdout, !o.quiet && ProgressBar::stdout_is_tty());
+    bar->update(int64_t(done), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), "images");
+  });
+  if (bar && !o.quiet) bar->finish();
+
+  const fs::path out(o.output_dir);
+  fs::create_directories(out);
+  write_npy(out / "image_embeds.npy", c.images);
+  std::string lines;
+  for (size_t row : c.image_rows) lines += nlohmann::json{{"image", data->image_key(row)}, {"row", row}}.dump() + "\n";
+  write_file_atomic(out / "images.jsonl", lines);
+  if (!c.text_values.empty()) {
+    write_npy(out / "text_embeds.npy", c.texts);
+    lines.clear();
+    for (const std::string& t : c.text_values) lines += nlohmann::json{{"text", t}}.dump() + "\n";
+    write_file_atomic(out / "texts.jsonl", lines);
+  }
+  EncodeSummary s;
+  s.images = c.images.size(0), s.texts = int64_t(c.text_values.size()), s.skipped = c.skipped_images;
+  s.dim = c.images.size(1), s.seconds = c.seconds;
+  s.images_per_second = c.seconds > 0 ? double(s.images) / c.seconds : 0;
+  write_json_atomic(out / "index.json",
+                    {{"model", fs::absolute(o.model_name_or_path).lexically_normal().string()},
+                     {"data", fs::absolute(o.data).lexically_normal().string()},
+                     {"image_column", o.image_column}, {"caption_column", o.caption_column},
+                     {"dim", s.dim}, {"images", s.images}, {"texts", s.texts}, {"skipped_images", s.skipped},
+                     {"transform", {{"image_size", eo.image_size}, {"mode", "eval (resize + centre crop)"},
+                                    {"max_seq_length", eo.max_seq_length}}},
+                     {"seconds", s.seconds}, {"format", "bridgetune-embed-index-1"}});
+  if (!o.quiet)
+    std::printf("encoded %lld images and %lld texts (%lld-dim) in %.1f s: %.1f images/s%s\nindex in %s\n",
+                (long long)s.images, (long long)s.texts, (long long)s.dim, s.seconds, s.images_per_second,
+                s.skipped ? str(" (", s.skipped, " unreadable images skipped)").c_str() : "", out.c_str());
+  return s;
+}
+
+}  // namespace bt::train
