@@ -372,6 +372,32 @@ check(set(ck_state) == hf_fields and ck_state["global_step"] == 2 and ck_state["
 check(any(e.get("step") == 2 and "eval_loss" in e for e in ck_state["log_history"]), "the epoch's evaluation")
 check(json.load(open(os.path.join(OUT2, "eval_results.json")))["eval_samples"] == 2, "--max_eval_samples")
 
+# Model selection on the contest's task (issue 26): the matching config's validation split has caption_choices and
+# label, so every evaluation reports eval_matching_accuracy; the best checkpoint is kept and becomes the final model.
+# No save flag: --load_best_model_at_end saves at each evaluation (HF would save every 500 steps).
+OUT5 = os.path.join(WORK, "best-model")
+p = run(["train", "--output_dir", OUT5, "--model_name_or_path", "BridgeTower/bridgetower-large-itm-mlm-itc",
+         "--dataset_name", "jmhessel/newyorker_caption_contest", "--dataset_config_name", "matching", "--do_train",
+         "--do_eval", "--per_device_train_batch_size", "4", "--per_device_eval_batch_size", "4", "--max_steps", "4",
+         "--eval_strategy", "steps", "--eval_steps", "2", "--metric_for_best_model", "eval_matching_accuracy",
+         "--load_best_model_at_end", "--save_total_limit", "1", "--max_seq_length", "32",
+         "--dataloader_num_workers", "0", "--torch_threads", "1", "--overwrite_output_dir"])
+check("a checkpoint at every evaluation" in p.stdout and "| matching accuracy " in p.stdout, p.stdout)
+state5 = json.load(open(os.path.join(OUT5, "trainer_state.json")))
+evals5 = [e for e in state5["log_history"] if "eval_matching_accuracy" in e and e["step"] in (2, 4)][:2]
+check(len(evals5) == 2, f"eval_matching_accuracy at steps 2 and 4: {state5['log_history']}")
+best5 = max(evals5, key=lambda e: e["eval_matching_accuracy"])  # the first of equals wins (strictly better only)
+check(state5["best_metric"] == best5["eval_matching_accuracy"] and
+      state5["best_model_checkpoint"] == os.path.join(OUT5, "checkpoint-%d" % best5["step"]), str(state5))
+check(os.path.isdir(state5["best_model_checkpoint"]), "the best checkpoint survives --save_total_limit 1")
+check(open(os.path.join(OUT5, "model.safetensors"), "rb").read() ==
+      open(os.path.join(state5["best_model_checkpoint"], "model.safetensors"), "rb").read(), "final model = best")
+ev5 = json.load(open(os.path.join(OUT5, "eval_results.json")))
+check("eval_matching_accuracy" in ev5 and "eval_matching_chance" in ev5, f"eval_results.json: {ev5}")
+args5 = json.load(open(os.path.join(OUT5, "training_args.json")))
+check(args5["load_best_model_at_end"] is True and args5["metric_for_best_model"] == "eval_matching_accuracy" and
+      args5["save_strategy"] == "steps" and args5["save_steps"] == 2, f"training_args.json: {args5}")
+
 # Without --do_train nothing trains: --do_eval alone scores the given model. --fp16 is this build's bf16 autocast;
 # --trust_remote_code is accepted (nothing is ever executed).
 OUT3 = os.path.join(WORK, "eval-only")

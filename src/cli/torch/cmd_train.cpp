@@ -331,6 +331,14 @@ void run(const CLI::App& app, const TrainFlags& f) {
   if (demo) apply_demo_defaults(f, opts);
   apply_strategies(f, opts);
   if (f.greater_is_better->count() > 0) opts.greater_is_better = f.greater ? 1 : 0;
+  // HF saves every 500 steps by default, so its best-model rule (saves where evaluations are) holds out of the box;
+  // bridgetune saves nothing by default: with --load_best_model_at_end and no save flags, save at each evaluation.
+  if (opts.load_best_model_at_end && f.save_strategy->count() == 0 && f.save_steps->count() == 0 && opts.save_steps == 0 &&
+      opts.eval_steps != 0) {
+    opts.save_steps = opts.eval_steps;
+    if (opts.rank == 0)
+      std::printf("note: --load_best_model_at_end: a checkpoint at every evaluation (--save_strategy as --eval_strategy)\n");
+  }
   recipe.arguments = effective_arguments(std::move(recipe.arguments), opts, demo);
   train::run_recipe(recipe);
   const fs::path out(opts.output_dir);
