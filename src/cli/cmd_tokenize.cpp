@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli/command.h"
+#include "cli/hub_flags.h"
 #include "common/error.h"
 #include "text/tokenizer.h"
 
@@ -15,6 +16,7 @@ namespace {
 
 struct TokenizeArgs {
   std::string dir, vocab, merges;
+  HubFlags hub;  // --tokenizer_dir may be a hub id (org/name) in the local HF cache, as everywhere else
   bool no_special = false;
   int max_seq_length = 128;  // the reference example's default
 };
@@ -24,7 +26,8 @@ void run(const TokenizeArgs& a) {
     fail("tokenize: give either --tokenizer_dir DIR or both --vocab and --merges");
   if (!a.dir.empty() && (!a.vocab.empty() || !a.merges.empty()))
     fail("tokenize: --tokenizer_dir excludes --vocab/--merges");
-  text::Tokenizer tok = a.dir.empty() ? text::Tokenizer::from_files(a.vocab, a.merges) : text::Tokenizer::from_dir(a.dir);
+  text::Tokenizer tok = a.dir.empty() ? text::Tokenizer::from_files(a.vocab, a.merges)
+                                      : text::Tokenizer::from_dir(a.hub.resolve(a.dir, "--tokenizer_dir"));
   std::string line, out;
   std::ios::sync_with_stdio(false);
   while (std::getline(std::cin, line)) {
@@ -44,7 +47,9 @@ void run(const TokenizeArgs& a) {
 bt::cli::Registrar reg("tokenize", "Tokenize stdin lines (one text each) into JSON arrays of token ids", 50,
                        [](CLI::App& app) {
   auto a = std::make_shared<TokenizeArgs>();
-  app.add_option("--tokenizer_dir", a->dir, "Directory with tokenizer.json, or vocab.json + merges.txt");
+  app.add_option("--tokenizer_dir", a->dir,
+                 "Directory with tokenizer.json, or vocab.json + merges.txt; or a hub id (org/name) in the local HF cache");
+  add_hub_flags(app, &a->hub.revision, &a->hub.cache_dir);
   app.add_option("--vocab", a->vocab, "vocab.json (with --merges)");
   app.add_option("--merges", a->merges, "merges.txt (with --vocab)");
   app.add_flag("--no_special_tokens", a->no_special, "Do not add <s> ... </s>");

@@ -73,6 +73,7 @@ struct TrainOptions {
   // Runtime.
   std::string device = "cpu";
   bool bf16 = false;
+  bool fp16 = false;  // CUDA only: fp16 autocast + dynamic loss scaling (train/loss_scale.h)
   int torch_threads = 0;  // 0: on CPU the cores the loader workers leave free (at least 1)
   // Logging, eval, checkpoints.
   int64_t logging_steps = 10, eval_steps = 0, save_steps = 0, save_total_limit = 0;  // eval/save_steps < 0: each epoch
@@ -102,6 +103,8 @@ struct TrainHooks {
   bool quiet = false;             // no console output (bench)
   bool write_plot = true;         // training_plot.png
   int64_t stop_after_step = -1;   // stop right after step N (after its checkpoint) as if killed: no final outputs
+  bool loss_scaling = false;       // the fp16 loss scaler on any device (fp32 compute): its logic, testable on CPU
+  int64_t inject_nonfinite_at_step = -1;  // step N's gradients get a NaN (the scaler must skip the step)
 };
 
 struct TrainSummary {

@@ -77,3 +77,16 @@ def test_hub_dataset_split(hub):
         bridgetune.DataLoader("bt-test/caps", split="test", batch_size=4, cache_dir=hub)
     with pytest.raises(bridgetune.Error, match=r"huggingface-cli download --repo-type dataset bt-test/none"):
         bridgetune.DataLoader("bt-test/none", batch_size=4, cache_dir=hub)
+
+
+def test_tokenize_takes_a_hub_id(hub, tokenizer_dir):
+    """`tokenize --tokenizer_dir` resolves hub ids like every other command (issue 26 item 7)."""
+    import subprocess
+    from conftest import BRIDGETUNE
+    env = dict(os.environ, HF_HUB_CACHE=hub)
+    by_id = subprocess.run([BRIDGETUNE, "tokenize", "--tokenizer_dir", "bt-test/tiny"], input="a cat\n",
+                           capture_output=True, text=True, env=env)
+    by_dir = subprocess.run([BRIDGETUNE, "tokenize", "--tokenizer_dir", tokenizer_dir], input="a cat\n",
+                            capture_output=True, text=True)
+    assert by_id.returncode == 0, by_id.stderr
+    assert by_id.stdout == by_dir.stdout and by_id.stdout.startswith("[0, ")

@@ -73,7 +73,7 @@ nlohmann::json effective_arguments(nlohmann::json j, const train::TrainOptions& 
   j["save_strategy"] = strategy(o.save_steps);
   j["save_steps"] = o.save_steps > 0 ? nlohmann::json(o.save_steps) : nlohmann::json(nullptr);
   j["bf16"] = o.bf16;
-  j["fp16"] = false;  // --fp16 runs as bf16 autocast here
+  j["fp16"] = o.fp16;  // on CPU --fp16 runs as bf16 autocast (bf16 true)
   j["dropout"] = o.dropout;
   j["seed"] = o.seed;
   j["resume_from_checkpoint"] = o.resume_from_checkpoint.empty() ? nlohmann::json(nullptr)
@@ -146,7 +146,7 @@ void add_hf_flags(CLI::App& app, TrainFlags& f) {
   app.add_flag("--remove_unused_columns", f.remove_unused_columns, "Accepted for the HF example (=False as it passes); bridgetune reads only the image and caption columns either way");
   f.eval_strategy = app.add_option("--eval_strategy,--evaluation_strategy", f.strategies[0], "no|steps|epoch: evaluate during training (steps: every --eval_steps, default --logging_steps)");
   f.save_strategy = app.add_option("--save_strategy", f.strategies[1], "no|steps|epoch: checkpoints (steps: every --save_steps, default 500)");
-  app.add_flag("--fp16", f.fp16, "Mixed precision: on this build that is bf16 autocast (--bf16); fp16 with a loss scaler is not built");
+  app.add_flag("--fp16", f.fp16, "Mixed precision: on CUDA fp16 autocast with dynamic loss scaling (for GPUs without bf16); on CPU bf16 autocast (--bf16)");
   app.add_flag("--trust_remote_code", f.trust_remote_code, "Accepted for the HF example; bridgetune never executes code from a model or dataset repository");
   for (size_t i = 0; i < std::size(kGaudiOptions); ++i)
     f.gaudi.push_back(app.add_option(kGaudiOptions[i], f.gaudi_values[i], "Gaudi (HPU) only: accepted, does not apply")->group("Gaudi-only (accepted, ignored)"));
@@ -313,8 +313,13 @@ void run(const CLI::App& app, const TrainFlags& f) {
     if (g->count() > 0) ignored += (ignored.empty() ? "" : " ") + g->get_name();
   if (!ignored.empty()) std::printf("note: %s: Gaudi (HPU) settings, they do not apply here (ignored)\n", ignored.c_str());
   if (f.fp16 && !opts.bf16) {
-    std::printf("note: --fp16: this build's mixed precision is bf16 autocast; using it (as --bf16)\n");
-    opts.bf16 = true;
+    if (opts.device.rfind("cuda", 0) == 0) {
+      opts.fp16 = true;  // fp16 autocast + dynamic loss scaling (GPUs without bf16: V100, T4)
+      std::printf("note: --fp16: fp16 autocast with dynamic loss scaling (inf/NaN steps are skipped)\n");
+    } else {
+      std::printf("note: --fp16: on CPU this build's mixed precision is bf16 autocast; using it (as --bf16)\n");
+      opts.bf16 = true;
+    }
   }
   recipe.caption_column_given = f.caption_column->count() > 0;
   recipe.dataset.cache_dir = opts.cache_dir;
@@ -369,6 +374,9 @@ void setup(CLI::App& app) {
   add_selection_flags(app, *f);
   group_since(app, n, "Evaluation & model selection");
   app.add_option("--stop_after_step", f->recipe.hooks.stop_after_step, "Testing: stop after step N as if interrupted")->group("");
+  app.add_flag("--test_loss_scaling", f->recipe.hooks.loss_scaling, "Testing: the fp16 loss scaler in fp32 on any device")->group("");
+  app.add_option("--test_inject_nonfinite_at_step", f->recipe.hooks.inject_nonfinite_at_step,
+                 "Testing: a NaN gradient at step N")->group("");
   add_hf_compat_flags(app);  // HF TrainingArguments without an effect here: a note, or refused with the reason
   unquote_values(app);
   app.callback([&app, f] { run(app, *f); });

@@ -12,7 +12,8 @@ namespace bt::train {
 nlohmann::json TrainerState::to_json() const {
   return {{"global_step", global_step}, {"epoch", epoch},         {"batch_in_epoch", batch_in_epoch},
           {"loss_sum", loss_sum},       {"loss_steps", loss_steps}, {"last_window_loss", last_window_loss},
-          {"settings", settings},       {"selection", selection}, {"format", "bridgetune-trainer-state-1"}};
+          {"settings", settings},       {"selection", selection}, {"loss_scale", loss_scale},
+          {"format", "bridgetune-trainer-state-1"}};
 }
 
 TrainerState TrainerState::from_json(const nlohmann::json& j, const std::string& what) {
@@ -26,6 +27,7 @@ TrainerState TrainerState::from_json(const nlohmann::json& j, const std::string&
     s.last_window_loss = j.value("last_window_loss", 0.0);
     s.settings = j.value("settings", nlohmann::json::object());
     s.selection = j.value("selection", nlohmann::json());
+    s.loss_scale = j.value("loss_scale", nlohmann::json());
   } catch (const nlohmann::json::exception& e) {
     fail(what, ": bad trainer state: ", e.what());
   }

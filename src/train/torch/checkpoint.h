@@ -30,6 +30,7 @@ struct TrainerState {
   double last_window_loss = 0;
   nlohmann::json settings;  // batch size, world size, seed... checked on resume
   nlohmann::json selection;  // model selection's state (ModelSelector::to_json), null without one
+  nlohmann::json loss_scale;  // the fp16 loss scaler's state (LossScale::to_json), null without one
   nlohmann::json to_json() const;
   static TrainerState from_json(const nlohmann::json& j, const std::string& what);
 };

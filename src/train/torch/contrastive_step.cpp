@@ -5,6 +5,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
+#include <cmath>
 #include <optional>
 #include <vector>
 
@@ -40,6 +41,27 @@ void prefetch(BatchProvider& batches, StepResult& s) {
   s.data_wait_s += wait;
 }
 
+// The factor the loss is multiplied by before backward (the fp16 loss scale; 1 otherwise).
+double loss_scale_of(const TrainRun& r) { return r.loss_scale ? r.loss_scale->scale() : 1.0; }
+
+// --fp16: divides the gradients by the loss scale and says whether any is inf/NaN on any rank (the step is then
+// skipped). The test hook puts a NaN into one gradient first.
+bool unscale_finds_nonfinite(TrainRun& r) {
+  const double inv = 1.0 / r.loss_scale->scale();
+  torch::Tensor bad;  // on the gradients' device: one read back per step, not one per parameter
+  bool inject = r.hooks.inject_nonfinite_at_step == r.st.global_step + 1;
+  for (torch::Tensor& p : r.params) {
+    torch::Tensor g = p.grad();
+    if (!g.defined()) continue;
+    if (inject) g.view(-1)[0] = std::nan(""), inject = false;
+    g.mul_(inv);
+    torch::Tensor here = g.isfinite().logical_not().any();
+    bad = bad.defined() ? bad.logical_or(here) : here;
+  }
+  const bool local = bad.defined() && bad.item<bool>();
+  return r.group->all_reduce_mean(local ? 1.0 : 0.0) > 0;
+}
+
 // HF's accumulation: each micro-batch's loss over its own rows, averaged.
 void accumulate_local(TrainRun& r, BatchProvider& batches, StepResult& s) {
   const int accum = r.o.gradient_accumulation_steps;
@@ -47,12 +69,12 @@ void accumulate_local(TrainRun& r, BatchProvider& batches, StepResult& s) {
     const ModelBatch mb = next_batch(batches, s);
     torch::Tensor loss;
     {
-      Bf16Autocast autocast(r.o.bf16, r.device);
+      Bf16Autocast autocast(r.o.bf16 || r.o.fp16, r.device, r.o.fp16 ? at::kHalf : at::kBFloat16);
       auto fwd = r.model->forward(mb.pixels, mb.input_ids, mb.attention_mask, /*return_loss=*/!r.o.gather_embeddings);
       loss = r.o.gather_embeddings ? loss_of(r, fwd.text_embeds, fwd.image_embeds, fwd.cross_embeds) : fwd.loss;
     }
     if (a == accum - 1) r.sync->arm();  // this backward also all-reduces the gradients, bucket by bucket
-    (loss / static_cast<double>(accum)).backward();
+    (loss * (loss_scale_of(r) / static_cast<double>(accum))).backward();
     prefetch(batches, s);
     s.loss += loss.detach().item<double>() / accum;  // waits for the step's kernels
   }
@@ -88,7 +110,7 @@ void accumulate_exact(TrainRun& r, BatchProvider& batches, StepResult& s) {
     for (int a = 0; a < accum; ++a) {
       mbs.push_back(next_batch(batches, s));
       rng.push_back(save_rng(r.device));
-      Bf16Autocast autocast(r.o.bf16, r.device);
+      Bf16Autocast autocast(r.o.bf16 || r.o.fp16, r.device, r.o.fp16 ? at::kHalf : at::kBFloat16);
       auto fwd = r.model->forward(mbs.back().pixels, mbs.back().input_ids, mbs.back().attention_mask, false);
       text.push_back(fwd.text_embeds), image.push_back(fwd.image_embeds), cross.push_back(fwd.cross_embeds);
       prefetch(batches, s);
@@ -99,10 +121,10 @@ void accumulate_exact(TrainRun& r, BatchProvider& batches, StepResult& s) {
   torch::Tensor t = leaf(text), i = leaf(image), c = leaf(cross);
   torch::Tensor loss;
   {
-    Bf16Autocast autocast(r.o.bf16, r.device);
+    Bf16Autocast autocast(r.o.bf16 || r.o.fp16, r.device, r.o.fp16 ? at::kHalf : at::kBFloat16);
     loss = loss_of(r, t, i, c);
   }
-  loss.backward();  // gradients of t, i, c, and logit_scale's own
+  (loss * loss_scale_of(r)).backward();  // gradients of t, i, c, and logit_scale's own (scaled under --fp16)
   std::vector<int64_t> sizes;
   for (const ModelBatch& mb : mbs) sizes.push_back(mb.size);
   const auto gt = t.grad().split_with_sizes(sizes), gi = i.grad().split_with_sizes(sizes),
@@ -112,7 +134,7 @@ void accumulate_exact(TrainRun& r, BatchProvider& batches, StepResult& s) {
     restore_rng(rng[size_t(a)], r.device);  // the dropout masks of pass 1
     torch::Tensor surrogate;
     {
-      Bf16Autocast autocast(r.o.bf16, r.device);
+      Bf16Autocast autocast(r.o.bf16 || r.o.fp16, r.device, r.o.fp16 ? at::kHalf : at::kBFloat16);
       auto fwd = r.model->forward(mbs[size_t(a)].pixels, mbs[size_t(a)].input_ids, mbs[size_t(a)].attention_mask, false);
       surrogate = (fwd.text_embeds.to(torch::kFloat) * gt[a]).sum() + (fwd.image_embeds.to(torch::kFloat) * gi[a]).sum() +
                   (fwd.cross_embeds.to(torch::kFloat) * gc[a]).sum();
@@ -136,6 +158,12 @@ StepResult train_step(TrainRun& r, BatchProvider& batches) {
   else accumulate_local(r, batches, s);
   r.sync->finish();
   s.loss = r.group->all_reduce_mean(s.loss);
+  if (r.loss_scale && !r.loss_scale->update(unscale_finds_nonfinite(r))) {
+    s.skipped = true;  // GradScaler: no update from inf/NaN gradients; the scale has halved
+    s.grad_norm = 0;  // not measured: the trainer keeps logging the last real one
+    r.opt->zero_grad();
+    return s;
+  }
   s.grad_norm = clip_grad_norm(r.params, r.o.max_grad_norm);
   r.opt->step(r.o.learning_rate * r.sched.lr_factor(r.st.global_step));
   r.opt->zero_grad();

@@ -21,11 +21,12 @@ namespace bt::train {
 struct StepResult {
   double loss = 0;         // exact: the K x B batch's loss; local: the mean of the micro-batches' (and ranks')
   double data_wait_s = 0;  // seconds blocked on the batch provider
-  double grad_norm = 0;    // before clipping
+  double grad_norm = 0;    // before clipping (0 for a skipped step)
   int64_t samples = 0;     // this rank's
   // exact: how far pass 2's embeddings strayed from pass 1's (max |difference|): 0 up to kernel nondeterminism
   // when the dropout masks were replayed; -1 without exact accumulation.
   double replay_max_diff = -1;
+  bool skipped = false;  // --fp16: the gradients held inf/NaN, no optimizer step (the loss scale halved)
 };
 
 StepResult train_step(TrainRun& r, BatchProvider& batches);

@@ -15,18 +15,19 @@ namespace bt::train {
 #define BT_AUTOCAST_BY_DEVICE_TYPE 1
 #endif
 
-Bf16Autocast::Bf16Autocast(bool enabled, const torch::Device& device) : on_(enabled), cuda_(device.is_cuda()) {
+Bf16Autocast::Bf16Autocast(bool enabled, const torch::Device& device, at::ScalarType dtype)
+    : on_(enabled), cuda_(device.is_cuda()) {
   if (!on_) return;
 #ifdef BT_AUTOCAST_BY_DEVICE_TYPE
   const auto type = cuda_ ? at::kCUDA : at::kCPU;
-  at::autocast::set_autocast_dtype(type, at::kBFloat16);
+  at::autocast::set_autocast_dtype(type, dtype);
   at::autocast::set_autocast_enabled(type, true);
 #else
   if (cuda_) {
-    at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
+    at::autocast::set_autocast_gpu_dtype(dtype);
     at::autocast::set_enabled(true);
   } else {
-    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    at::autocast::set_autocast_cpu_dtype(dtype);
     at::autocast::set_cpu_enabled(true);
   }
 #endif

@@ -17,10 +17,11 @@ struct EvalResult {
   RetrievalScores recall;
 };
 
-// Switches autocast to bf16 on the device type of `device` for its lifetime when `enabled`.
+// Switches autocast to bf16 (or `dtype`: fp16 for --fp16 on CUDA) on the device type of `device` for its lifetime
+// when `enabled`.
 class Bf16Autocast {
  public:
-  Bf16Autocast(bool enabled, const torch::Device& device);
+  Bf16Autocast(bool enabled, const torch::Device& device, at::ScalarType dtype = at::kBFloat16);
   ~Bf16Autocast();
 
  private:

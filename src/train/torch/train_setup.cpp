@@ -57,6 +57,9 @@ void check_options(const TrainOptions& o) {
     fail("--on_bad_sample must be error or skip (got '", o.on_bad_sample, "')");
   if (o.media_decode != "auto" && o.media_decode != "gpu" && o.media_decode != "cpu")
     fail("--media_decode must be auto, gpu or cpu (got '", o.media_decode, "')");
+  if (o.fp16 && o.device.rfind("cuda", 0) != 0)
+    fail("--fp16 with loss scaling runs on CUDA; on CPU use --bf16 (the CLI maps --fp16 to it there)");
+  if (o.fp16 && o.bf16) fail("--fp16 and --bf16: choose one mixed precision");
   if (o.media_decode == "gpu" && !o.use_media_pipeline)
     fail("--media_decode gpu needs --use_media_pipeline (the CPU loader decodes every image itself)");
   parse_schedule_type(o.lr_scheduler_type);
@@ -322,8 +325,10 @@ void restore_state(TrainRun& r) {
                    {"total_steps", r.total_steps},
                    {"steps_per_epoch", r.steps_per_epoch}, {"logging_steps", o.logging_steps}, {"eval_steps", o.eval_steps},
                    {"save_steps", o.save_steps}, {"num_train_epochs", o.num_train_epochs}};  // the last five: HF's state
+  if (o.fp16 || r.hooks.loss_scaling) r.loss_scale.emplace();
   if (!r.resume_dir.empty()) {
     r.st = load_checkpoint(r.resume_dir, r.model, *r.opt);
+    if (r.loss_scale) r.loss_scale->restore(r.st.loss_scale);
     if (r.talk) std::printf("resumed from %s at step %lld\n", r.resume_dir.c_str(), (long long)r.st.global_step);
   }
   r.params = r.opt->tensors();

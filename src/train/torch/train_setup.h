@@ -19,6 +19,7 @@
 #include "text/tokenizer.h"
 #include "train/output_lock.h"
 #include "train/schedule.h"
+#include "train/loss_scale.h"
 #include "train/model_selection.h"
 #include "train/torch/checkpoint.h"
 #include "train/torch/matching_source.h"
@@ -46,6 +47,7 @@ struct TrainRun {
   std::string val_matching_path;
   std::optional<OpenedMatching> val_matching;
   Selection selection;  // --metric_for_best_model and friends, resolved once
+  std::optional<LossScale> loss_scale;  // --fp16 on CUDA (or the test hook): dynamic loss scaling
   loader::SamplerOptions train_locality;  // parquet's row-group windows (empty otherwise)
   // Model and optimisation.
   model::BridgeTowerConfig cfg;

@@ -151,8 +151,14 @@ void TrainLoop::after_step(const StepResult& s) {
   if (std::isnan(first_loss_)) first_loss_ = s.loss;
   window_loss_sum_ += s.loss;
   ++window_steps_;
-  last_grad_norm_ = s.grad_norm;
+  if (!s.skipped) last_grad_norm_ = s.grad_norm;
   replay_max_diff_ = std::max(replay_max_diff_, s.replay_max_diff);
+  if (r_.loss_scale) {
+    st.loss_scale = r_.loss_scale->to_json();  // checkpoints carry it (exact resume)
+    if (s.skipped)
+      say(str("step ", st.global_step, ": inf/NaN gradients, no update (fp16 loss scale now ",
+              fmt("%g", r_.loss_scale->scale()), ")"));
+  }
   meter_.step(now_s(), s.samples * o_.world_size, s.data_wait_s, s.loss);
   if (st.global_step % o_.logging_steps == 0 || st.global_step == r_.total_steps) flush_window();
   if (tty_)
@@ -331,6 +337,10 @@ nlohmann::json TrainLoop::results_json(const TrainSummary& sum, const RunStats& 
     results["eval_t2i_r5"] = last_eval_.recall.t2i_r5, results["eval_t2i_r10"] = last_eval_.recall.t2i_r10;
   }
   if (replay_max_diff_ >= 0) results["accumulation_replay_max_diff"] = replay_max_diff_;
+  if (r_.loss_scale) {
+    results["loss_scale"] = r_.loss_scale->scale();
+    results["skipped_steps"] = r_.loss_scale->skipped_steps();
+  }
   if (last_matching_) results["eval_matching_accuracy"] = last_matching_->scores.accuracy;
   if (selector_.selection().active()) {
     results["metric_for_best_model"] = selector_.selection().metric;

@@ -41,8 +41,8 @@ class MemoryModes : public ::testing::Test {
     EXPECT_EQ(code, 0) << bt::test::slurp(root_ / (name + ".log"));
     return out;
   }
-  static std::map<std::string, torch::Tensor> weights(const fs::path& out) {
-    return bt::model::load_tensors((out / "model.safetensors").string());
+  static std::map<std::string, torch::Tensor> weights(const fs::path& dir) {  // a run's or a checkpoint's
+    return bt::model::load_tensors((dir / "model.safetensors").string());
   }
   // ||a - b|| over all weights (L2; a max-abs measure would be dominated by Adam's sign-like steps on
   // parameters whose gradient is ~0, where float noise decides the direction).
@@ -112,6 +112,35 @@ TEST_F(MemoryModes, CheckpointingWithExactAccumulation) {
   const auto both = weights(train("both", {"--per_device_train_batch_size", "4", "--gradient_accumulation_steps", "2",
                                            "--dropout", "0", "--gradient_checkpointing"}));
   EXPECT_LE(l2_diff(both, big), 1e-3 * l2_diff(big, init));
+}
+
+// The fp16 loss scaler's logic in fp32 on the CPU (--test_loss_scaling): scaling by a power of two is exact, so
+// without inf/NaN it trains the plain run's weights; a step with a NaN gradient is skipped (no update) and halves
+// the scale; an interrupted run resumes with the scaler's state.
+TEST_F(MemoryModes, LossScalerSkipsNonFiniteStepsAndResumesExactly) {
+  const std::vector<std::string> args = {"--per_device_train_batch_size", "8", "--dropout", "0", "--max_steps", "4",
+                                         "--save_steps", "1"};
+  auto with = [&](std::initializer_list<std::string> more) {
+    auto a = args;
+    a.insert(a.end(), more);
+    return a;
+  };
+  const auto plain = weights(train("scaler_plain", args));
+  EXPECT_EQ(l2_diff(weights(train("scaler_clean", with({"--test_loss_scaling"}))), plain), 0.0);
+  const fs::path nan = train("scaler_nan", with({"--test_loss_scaling", "--test_inject_nonfinite_at_step", "2"}));
+  EXPECT_NE(bt::test::slurp(root_ / "scaler_nan.log").find("step 2: inf/NaN gradients, no update (fp16 loss scale now 32768)"),
+            std::string::npos);
+  EXPECT_EQ(l2_diff(weights(nan / "checkpoint-2"), weights(nan / "checkpoint-1")), 0.0);  // step 2 changed nothing
+  EXPECT_GT(l2_diff(weights(nan / "checkpoint-3"), weights(nan / "checkpoint-2")), 0.0);
+  const auto res = bt::train::read_json_file(nan / "train_results.json");
+  EXPECT_EQ(res.at("skipped_steps"), 1);
+  EXPECT_EQ(res.at("loss_scale").get<double>(), 32768.0);
+  const fs::path cut = train("scaler_cut", with({"--test_loss_scaling", "--test_inject_nonfinite_at_step", "2",
+                                                 "--stop_after_step", "3"}));
+  train("scaler_cut", with({"--test_loss_scaling", "--test_inject_nonfinite_at_step", "2", "--resume_from_checkpoint",
+                            "latest"}));
+  EXPECT_EQ(l2_diff(weights(cut), weights(nan)), 0.0);
+  EXPECT_EQ(bt::train::read_json_file(cut / "train_results.json").at("loss_scale").get<double>(), 32768.0);
 }
 
 }  // namespace
