@@ -1,10 +1,9 @@
 #include "model/grad_checkpoint.h"
 
-#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/autocast_mode.h>
 #include <torch/version.h>
 
-#include <optional>
+#include "model/rng_state.h"
 
 namespace bt::model {
 
@@ -42,33 +41,16 @@ struct Autocast {
   }
 };
 
-struct Rng {
-  torch::Tensor cpu, cuda;
-  std::optional<torch::Device> device;  // the CUDA device whose generator is kept
-  static Rng now(const Tensors& inputs) {
-    Rng r;
-    r.cpu = at::detail::getDefaultCPUGenerator().get_state();
-    for (const auto& t : inputs)
-      if (t.defined() && t.is_cuda()) {
-        r.device = t.device();
-        r.cuda = at::globalContext().defaultGenerator(*r.device).get_state();
-        break;
-      }
-    return r;
-  }
-  void apply() const {
-    at::Generator cpu_gen = at::detail::getDefaultCPUGenerator();
-    cpu_gen.set_state(cpu);
-    if (device) {
-      at::Generator g = at::globalContext().defaultGenerator(*device);
-      g.set_state(cuda);
-    }
-  }
-};
+// The RNG state of a segment's forward: the CPU's, and the device's of its first CUDA input.
+RngState rng_of(const Tensors& inputs) {
+  for (const auto& t : inputs)
+    if (t.defined() && t.is_cuda()) return RngState::save(t.device());
+  return RngState::save(torch::kCPU);
+}
 
 struct Saved : torch::CustomClassHolder {
   Segment fn;
-  Rng rng;
+  RngState rng;
   Autocast autocast;
 };
 
@@ -78,7 +60,7 @@ struct CheckpointFunction : torch::autograd::Function<CheckpointFunction> {
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, c10::intrusive_ptr<Saved> saved,
                                                 at::TensorList input_list) {
     const Tensors inputs = input_list.vec();
-    saved->rng = Rng::now(inputs);
+    saved->rng = rng_of(inputs);
     saved->autocast = Autocast::now();
     ctx->save_for_backward(inputs);
     ctx->saved_data["segment"] = c10::IValue::make_capsule(saved);
@@ -91,9 +73,9 @@ struct CheckpointFunction : torch::autograd::Function<CheckpointFunction> {
     Tensors inputs;
     for (const auto& t : ctx->get_saved_variables())
       inputs.push_back(t.defined() ? t.detach().requires_grad_(t.requires_grad()) : t);
-    const Rng rng_after = Rng::now(inputs);
+    const RngState rng_after = rng_of(inputs);
     const Autocast autocast_after = Autocast::now();
-    saved->rng.apply();
+    saved->rng.restore();
     saved->autocast.apply();
     Tensors outputs;
     {
@@ -101,7 +83,7 @@ struct CheckpointFunction : torch::autograd::Function<CheckpointFunction> {
       outputs = saved->fn(inputs);
     }
     autocast_after.apply();
-    rng_after.apply();
+    rng_after.restore();
     Tensors outs, outs_grads;
     for (size_t i = 0; i < outputs.size(); ++i)
       if (outputs[i].requires_grad() && grads[i].defined()) outs.push_back(outputs[i]), outs_grads.push_back(grads[i]);

@@ -2,7 +2,6 @@
 // (gradient sync, clipping, the AdamW step).
 #include "train/torch/contrastive_step.h"
 
-#include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
 #include <cmath>
@@ -12,6 +11,7 @@
 #include "common/error.h"
 #include "dist/gather.h"
 #include "model/contrastive_loss.h"
+#include "model/rng_state.h"
 #include "train/torch/evaluate.h"
 
 namespace bt::train {
@@ -80,43 +80,25 @@ void accumulate_local(TrainRun& r, BatchProvider& batches, StepResult& s) {
   }
 }
 
-// The generator states dropout draws from: the CPU's, and the device's on CUDA.
-struct RngState {
-  torch::Tensor cpu, device;
-};
-RngState save_rng(const torch::Device& d) {
-  RngState st{at::detail::getDefaultCPUGenerator().get_state(), {}};
-  if (d.is_cuda()) st.device = at::globalContext().defaultGenerator(d).get_state();
-  return st;
-}
-void restore_rng(const RngState& st, const torch::Device& d) {
-  at::Generator cpu = at::detail::getDefaultCPUGenerator();
-  cpu.set_state(st.cpu);
-  if (d.is_cuda()) {
-    at::Generator g = at::globalContext().defaultGenerator(d);
-    g.set_state(st.device);
-  }
-}
-
 // GradCache: the K micro-batches' embeddings without autograd, the loss over all of them and its gradient with
 // respect to them, then each micro-batch again with autograd, backpropagating that gradient.
 void accumulate_exact(TrainRun& r, BatchProvider& batches, StepResult& s) {
   const int accum = r.o.gradient_accumulation_steps;
   std::vector<ModelBatch> mbs;
-  std::vector<RngState> rng;
+  std::vector<model::RngState> rng;
   std::vector<torch::Tensor> text, image, cross;
   {
     torch::NoGradGuard no_grad;
     for (int a = 0; a < accum; ++a) {
       mbs.push_back(next_batch(batches, s));
-      rng.push_back(save_rng(r.device));
+      rng.push_back(model::RngState::save(r.device));
       Bf16Autocast autocast(r.o.bf16 || r.o.fp16, r.device, r.o.fp16 ? at::kHalf : at::kBFloat16);
       auto fwd = r.model->forward(mbs.back().pixels, mbs.back().input_ids, mbs.back().attention_mask, false);
       text.push_back(fwd.text_embeds), image.push_back(fwd.image_embeds), cross.push_back(fwd.cross_embeds);
       prefetch(batches, s);
     }
   }
-  const RngState after = save_rng(r.device);  // where a single K x B forward would have left the generators
+  const model::RngState after = model::RngState::save(r.device);  // where a single K x B forward would have left the generators
   auto leaf = [](const std::vector<torch::Tensor>& parts) { return torch::cat(parts).detach().requires_grad_(true); };
   torch::Tensor t = leaf(text), i = leaf(image), c = leaf(cross);
   torch::Tensor loss;
@@ -131,7 +113,7 @@ void accumulate_exact(TrainRun& r, BatchProvider& batches, StepResult& s) {
              gc = c.grad().split_with_sizes(sizes);
   torch::Tensor replay = torch::zeros({}, t.options().requires_grad(false));
   for (int a = 0; a < accum; ++a) {
-    restore_rng(rng[size_t(a)], r.device);  // the dropout masks of pass 1
+    rng[size_t(a)].restore();  // the dropout masks of pass 1
     torch::Tensor surrogate;
     {
       Bf16Autocast autocast(r.o.bf16 || r.o.fp16, r.device, r.o.fp16 ? at::kHalf : at::kBFloat16);
@@ -145,7 +127,7 @@ void accumulate_exact(TrainRun& r, BatchProvider& batches, StepResult& s) {
     if (a == accum - 1) r.sync->arm();
     surrogate.backward();
   }
-  restore_rng(after, r.device);
+  after.restore();
   s.loss = loss.detach().item<double>();
   s.replay_max_diff = replay.item<double>();
 }

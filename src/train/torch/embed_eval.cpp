@@ -122,6 +122,21 @@ double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock:
 
 }  // namespace
 
+EmbedOptions standalone_embed_options(model::BridgeTowerForContrastiveLearning& model, int batch_size,
+                                      int num_workers, int max_seq_length, const std::string& on_bad_sample,
+                                      const torch::Device& device, bool bf16) {
+  EmbedOptions eo;
+  eo.batch_size = batch_size;
+  eo.num_workers = num_workers;
+  eo.image_size = model->config().vision.image_size;
+  const auto& text_cfg = model->config().text;
+  eo.max_seq_length = std::min(max_seq_length, text_cfg.max_position_embeddings - text_cfg.pad_token_id - 1);
+  eo.on_bad_sample = on_bad_sample == "skip" ? loader::OnBadSample::kSkip : loader::OnBadSample::kError;
+  eo.device = device;
+  eo.bf16 = bf16;
+  return eo;
+}
+
 RetrievalEval evaluate_retrieval(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
                                  std::shared_ptr<const data::Dataset> pairs, const EmbedOptions& o, size_t limit) {
   const auto t0 = Clock::now();

@@ -37,6 +37,12 @@ struct EmbedOptions {
   bool bf16 = false;
 };
 
+// The options of a standalone embedding run (evaluate, encode, search) with `model`: its vision image_size, and
+// captions cut to what its position embeddings hold (RoBERTa: positions start after the padding id).
+EmbedOptions standalone_embed_options(model::BridgeTowerForContrastiveLearning& model, int batch_size,
+                                      int num_workers, int max_seq_length, const std::string& on_bad_sample,
+                                      const torch::Device& device, bool bf16);
+
 struct RetrievalEval {
   RetrievalScores scores;
   int64_t pairs = 0, images = 0, texts = 0, skipped = 0;

@@ -104,16 +104,8 @@ EvalMetrics run_evaluate(const EvaluateOptions& o) {
   text::Tokenizer tok = text::Tokenizer::from_dir(o.model_name_or_path);
   model::BridgeTowerForContrastiveLearning m = model::load_contrastive(o.model_name_or_path);
   m->to(device);
-  EmbedOptions eo;
-  eo.batch_size = o.per_device_eval_batch_size;
-  eo.num_workers = o.dataloader_num_workers;
-  eo.image_size = m->config().vision.image_size;
-  // Longer captions are cut to what the position embeddings hold (RoBERTa: positions start after the padding id).
-  const auto& text_cfg = m->config().text;
-  eo.max_seq_length = std::min(o.max_seq_length, text_cfg.max_position_embeddings - text_cfg.pad_token_id - 1);
-  eo.on_bad_sample = o.on_bad_sample == "skip" ? loader::OnBadSample::kSkip : loader::OnBadSample::kError;
-  eo.device = device;
-  eo.bf16 = o.bf16;
+  const EmbedOptions eo = standalone_embed_options(m, o.per_device_eval_batch_size, o.dataloader_num_workers,
+                                                   o.max_seq_length, o.on_bad_sample, device, o.bf16);
   EvalMetrics metrics = o.task == "matching" ? matching(m, tok, o, eo) : retrieval(m, tok, o, eo);
   fs::create_directories(o.output_dir);
   nlohmann::ordered_json j;

@@ -101,13 +101,9 @@ int run_search(const SearchOptions& o) {
   const torch::Device device = parse_device(o.device);
   model::BridgeTowerForContrastiveLearning m = model::load_contrastive(model_dir);
   m->to(device);
-  EmbedOptions eo;
-  eo.batch_size = 1;
-  eo.num_workers = 0;
-  eo.image_size = m->config().vision.image_size;
-  eo.max_seq_length = index.contains("transform") ? index["transform"].value("max_seq_length", 128) : 128;
-  eo.device = device;
-  eo.bf16 = o.bf16;
+  // One query: batch 1, no loader threads; captions cut as at encode time.
+  const int max_len = index.contains("transform") ? index["transform"].value("max_seq_length", 128) : 128;
+  const EmbedOptions eo = standalone_embed_options(m, 1, 0, max_len, "error", device, o.bf16);
   torch::Tensor q = by_text ? embed_text_list(m, text::Tokenizer::from_dir(model_dir), {o.query}, eo)
                             : embed_image_rows(m, image_file(o.query_image), {0}, eo);
   const torch::Tensor gallery = read_embeddings(dir / (by_text ? "image_embeds.npy" : "text_embeds.npy"));
