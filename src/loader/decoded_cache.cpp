@@ -1,5 +1,6 @@
 #include "loader/decoded_cache.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace bt::loader {
@@ -39,6 +40,18 @@ void DecodedCache::put(const std::string& key, const uint8_t* data, size_t size)
   lru_.push_front({key, std::move(v)});
   index_.emplace(key, lru_.begin());
   bytes_ += size;
+}
+
+void CacheAdmission::start_pass(const std::vector<size_t>& rows, size_t start, const std::vector<uint32_t>& image_ids) {
+  ids_ = &image_ids;
+  if (++passes_ > 1) {
+    last_pos_ = {};
+    return;
+  }
+  uint32_t max_id = 0;
+  for (uint32_t id : image_ids) max_id = std::max(max_id, id);
+  last_pos_.assign(size_t{max_id} + 1, 0);
+  for (size_t pos = start; pos < rows.size(); ++pos) last_pos_[image_ids[rows[pos]]] = pos;
 }
 
 size_t DecodedCache::hits() const {

@@ -104,6 +104,7 @@ Loader::Loader(std::shared_ptr<const data::Dataset> dataset, LoaderOptions optio
   if (!opt_.transform_factory) opt_.transform_factory = make_media_transform;
   if (opt_.decoded_cache_mb > 0 && opt_.transform.mode == media::TransformMode::kEval) {
     cache_ = std::make_unique<DecodedCache>(opt_.decoded_cache_mb << 20);
+    cache_image_ids_ = image_ids_of(*ds_);
     const auto& t = opt_.transform;
     cache_suffix_ = str("|", t.image_size, "|", t.dct_scaling ? "dct" : "full", "|", t.max_image_pixels);
   }
@@ -160,6 +161,7 @@ void Loader::start_epoch(uint64_t epoch, size_t start_sample) {
     epoch_ = epoch;
     rows_ = std::move(rows);
     start_ = start_sample;
+    if (cache_) cache_admission_.start_pass(rows_, start_, cache_image_ids_);
     num_batches_ = (rows_.size() - start_ + B - 1) / B;
     next_ticket_ = start_;
     limit_batch_ = num_batches_;
@@ -207,7 +209,7 @@ void Loader::open_batch(Slot& s, size_t k) {
   b.skipped = 0;
 }
 
-bool Loader::try_sample(Worker& w, size_t row, uint8_t* u8, float* f32, BatchTiming& t, size_t& hits,
+bool Loader::try_sample(Worker& w, size_t pos, size_t row, uint8_t* u8, float* f32, BatchTiming& t, size_t& hits,
                         std::string* error, Batch* decoded_into, size_t j) {
   const int S = opt_.transform.image_size;
   const size_t px = static_cast<size_t>(S) * static_cast<size_t>(S) * 3;
@@ -253,7 +255,7 @@ bool Loader::try_sample(Worker& w, size_t row, uint8_t* u8, float* f32, BatchTim
     return false;
   }
   auto t1 = Clock::now();
-  if (cached) cache_->put(w.key, u8, px);
+  if (cached && cache_admission_.admit(pos, row)) cache_->put(w.key, u8, px);
   if (f32) w.tf->normalize(u8, opt_.transform, f32);
   t.normalize_s += since(t1);
   return true;
@@ -280,7 +282,7 @@ Loader::SampleResult Loader::fill_sample(Worker& w, Batch& b, size_t pos, size_t
   };
   std::string err;
   size_t row = rows_[pos];
-  if (try_sample(w, row, u8, f32, r.timing, r.hits, &err, dec, j)) {
+  if (try_sample(w, pos, row, u8, f32, r.timing, r.hits, &err, dec, j)) {
     use(row);
     return r;
   }
@@ -294,7 +296,7 @@ Loader::SampleResult Loader::fill_sample(Worker& w, Batch& b, size_t pos, size_t
   for (int a = 1; a <= kMaxReplacementTries; ++a) {
     row = rows_[(pos + static_cast<size_t>(a) * B) % n];
     std::string ignored;  // a bad candidate is reported in its own slot
-    if (try_sample(w, row, u8, f32, r.timing, r.hits, &ignored, dec, j)) {
+    if (try_sample(w, pos, row, u8, f32, r.timing, r.hits, &ignored, dec, j)) {
       use(row);
       return r;
     }

@@ -118,7 +118,7 @@ class Loader {
   void worker_main(Worker& w);
   void stop_workers();
   SampleResult fill_sample(Worker& w, Batch& b, size_t pos, size_t j);
-  bool try_sample(Worker& w, size_t row, uint8_t* u8, float* f32, BatchTiming& t, size_t& hits,
+  bool try_sample(Worker& w, size_t pos, size_t row, uint8_t* u8, float* f32, BatchTiming& t, size_t& hits,
                   std::string* error, Batch* decoded_into = nullptr, size_t j = 0);
   void open_batch(Slot& s, size_t k);
   void merge(Slot& s, size_t pos, SampleResult& r);
@@ -130,6 +130,8 @@ class Loader {
   LoaderOptions opt_;
   Sampler sampler_;
   std::unique_ptr<DecodedCache> cache_;
+  std::vector<uint32_t> cache_image_ids_;  // per row, with the cache only (for its admission)
+  CacheAdmission cache_admission_;
   std::unique_ptr<BatchPool> pool_;
   std::string cache_suffix_;  // transform parameters appended to the image key
 

@@ -1,7 +1,8 @@
 // The report of `bridgetune bench`: one row per configuration (loader workers x media pipeline, plus the
 // in-memory upper bound), as a markdown table, JSON and a PNG bar chart, and the verdict line naming the
 // bottleneck. A run is data-bound when its step loop waited for data more than kDataBoundWaitPercent of the
-// time or it stays below kComputeBoundFraction of the in-memory upper bound.
+// time or it stays below kComputeBoundFraction of the in-memory upper bound. On CPU the in-memory bound is also
+// measured in the other precision (fp32 / bf16), and precision_note() says which is faster here.
 #pragma once
 #include <filesystem>
 #include <string>
@@ -22,6 +23,10 @@ struct BenchRow {
   double samples_per_s = 0;
   double data_wait_percent = 0;
   std::string paths;  // the fast paths the run took (TrainSummary::op_paths plus the media decode)
+  // An in-memory row in the other precision than the loader rows (CPU: fp32 vs bf16), to say which one this
+  // machine runs faster; never the upper bound.
+  bool precision_check = false;
+  bool bf16 = false;  // in-memory rows: the precision they ran in
 };
 
 struct BenchReport {
@@ -34,6 +39,8 @@ struct BenchReport {
   std::string markdown() const;
   // About the fastest loader row: "data-bound: model waited X % of the time (...)" or "compute-bound: ...".
   std::string verdict() const;
+  // With a precision_check row: "bf16 runs the model X.XXx as fast as fp32 on this machine: ..." ("" without).
+  std::string precision_note() const;
   nlohmann::json to_json() const;
   void write_png(const std::filesystem::path& path) const;
 };

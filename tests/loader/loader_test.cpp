@@ -263,6 +263,37 @@ TEST(Loader, CacheHitsReturnIdenticalCrops) {
   EXPECT_EQ(Loader(ds, o).cache(), nullptr) << "random transforms are never cached";
 }
 
+// A crop is stored only if it can be read again: on the first pass only images that come back later in it;
+// from the second pass on every image (the third pass then reads them all from the cache).
+TEST(Loader, CacheStoresOnlyCropsThatCanBeReadAgain) {
+  auto distinct = std::make_shared<FakeDataset>(24, 24);
+  auto o = opts(2);
+  o.output_u8 = true;
+  o.decoded_cache_mb = 1;
+  const Snapshot nocache = [&] {
+    auto p = o;
+    p.decoded_cache_mb = 0;
+    return run_epoch(distinct, p);
+  }();
+  Loader l(distinct, o);
+  for (int pass = 0; pass < 3; ++pass) {
+    l.start_epoch(0);
+    std::vector<float> pixels;
+    while (auto b = l.next()) pixels.insert(pixels.end(), b->pixels.begin(), b->pixels.end());
+    EXPECT_EQ(pixels, nocache.pixels) << "pass " << pass;
+    EXPECT_EQ(l.cache()->entries(), pass == 0 ? 0u : 24u) << "pass " << pass;
+    EXPECT_EQ(l.stats().cache_hits, pass < 2 ? 0u : 24u) << "pass " << pass;
+  }
+  // Images repeated within the first pass are stored, except at their last use.
+  auto repeated = std::make_shared<FakeDataset>(24, 6);
+  Loader r(repeated, o);
+  r.start_epoch(0);
+  while (r.next()) {
+  }
+  EXPECT_EQ(r.stats().cache_hits, 24u - 6u);
+  EXPECT_EQ(r.cache()->entries(), 6u);
+}
+
 TEST(Loader, DedupeOptionReachesTheSampler) {
   auto ds = std::make_shared<FakeDataset>(64, 16);
   auto o = opts(2, 8);

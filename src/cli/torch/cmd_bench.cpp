@@ -1,7 +1,8 @@
 // `bridgetune bench`: the benchmark's experiment on this machine. Trains the same model for a fixed number of
 // steps once per loader configuration (--workers x media pipeline off/on, on only with a GPU) and once on
 // batches made up front and kept in memory (the model's upper bound), then prints a markdown table, writes JSON
-// (rewritten after every run) and a PNG bar chart, and names the bottleneck. Warm-up steps are excluded from samples/s as in training.
+// (rewritten after every run) and a PNG bar chart, and names the bottleneck. On CPU the in-memory run is also
+// made in the other precision (fp32 / bf16) to say which one this machine trains faster. Warm-up steps are excluded from samples/s as in training.
 #include <algorithm>
 #include <cstdio>
 #include <thread>
@@ -60,7 +61,16 @@ BenchConfigs bench_configs(const BenchArgs& a, const train::TrainOptions& base, 
     train::TrainOptions o = base;
     o.dataloader_num_workers = 0;  // the batches are made once, up front (kInMemoryBatches)
     o.media_decode = "auto";
-    configs.push_back({{"in-memory batches", 0, false, true}, o});
+    train::BenchRow row{"in-memory batches", 0, false, true};
+    row.bf16 = o.bf16;
+    configs.push_back({row, o});
+    if (a.device == "cpu") {  // which precision is faster on this CPU (bf16 is several times fp32 where native)
+      o.bf16 = !o.bf16;
+      train::BenchRow other{str("in-memory batches, ", o.bf16 ? "bf16" : "fp32"), 0, false, true};
+      other.precision_check = true;
+      other.bf16 = o.bf16;
+      configs.push_back({other, o});
+    }
   }
   const bool gpu = a.device != "cpu";
   for (bool media : {false, true}) {
@@ -170,7 +180,8 @@ void run(const BenchArgs& a) {
   for (int rep_i = 0; rep_i < a.repeats; ++rep_i)
     for (size_t c = 0; c < configs.size(); ++c) {
       auto [row, o] = configs[c];
-      o.output_dir = (out / "runs" / (row.in_memory ? std::string("in_memory") : str("w", row.workers, row.media_pipeline ? "_gpu" : ""))).string();
+      o.output_dir = (out / "runs" / (row.in_memory ? str("in_memory", row.precision_check ? (row.bf16 ? "_bf16" : "_fp32") : "")
+                                                    : str("w", row.workers, row.media_pipeline ? "_gpu" : ""))).string();
       train::TrainHooks hooks;
       hooks.quiet = true;
       hooks.write_plot = false;
@@ -193,6 +204,7 @@ void run(const BenchArgs& a) {
   write_json(true);
   if (rep.rows.empty()) fail("bench: every configuration failed; the first: ", errors.front());
   std::printf("\n%s\n%s\n%s\n", rep.title.c_str(), rep.markdown().c_str(), rep.verdict().c_str());
+  if (const std::string note = rep.precision_note(); !note.empty()) std::printf("%s\n", note.c_str());
   rep.write_png(out / "bench.png");
   std::printf("\nwrote %s and %s\n", (out / "bench_results.json").c_str(), (out / "bench.png").c_str());
   if (!errors.empty()) fail("bench: ", errors.size(), " run(s) failed; the first: ", errors.front());

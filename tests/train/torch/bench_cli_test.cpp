@@ -28,9 +28,14 @@ TEST(BenchCli, InMemoryRowFirstAndJsonComplete) {
   int rc = -1;
   const auto j = run_bench(dir, {}, &rc);
   ASSERT_EQ(rc, 0) << bt::test::slurp(dir.string() + ".log");
-  ASSERT_EQ(j["rows"].size(), 2u);
+  ASSERT_EQ(j["rows"].size(), 3u);
   EXPECT_TRUE(j["rows"][0]["in_memory"].get<bool>());
-  EXPECT_EQ(j["rows"][1]["label"], "workers 0");
+  EXPECT_FALSE(j["rows"][0]["bf16"].get<bool>());
+  // On CPU the ceiling is measured in bf16 too, and the report says which precision is faster here.
+  EXPECT_EQ(j["rows"][1]["label"], "in-memory batches, bf16");
+  EXPECT_TRUE(j["rows"][1]["precision_check"].get<bool>());
+  EXPECT_EQ(j["precision"].get<std::string>().rfind("precision: bf16 runs the model ", 0), 0u) << j["precision"];
+  EXPECT_EQ(j["rows"][2]["label"], "workers 0");
   EXPECT_TRUE(j["complete"].get<bool>());
   EXPECT_TRUE(j["errors"].empty());
 }
@@ -43,7 +48,7 @@ TEST(BenchCli, FailingConfigurationsAreRecordedAndTheExitStatusSaysSo) {
   EXPECT_NE(rc, 0);
   ASSERT_TRUE(j.is_object()) << bt::test::slurp(dir.string() + ".log");
   EXPECT_TRUE(j["rows"].empty());
-  ASSERT_EQ(j["errors"].size(), 2u);
+  ASSERT_EQ(j["errors"].size(), 3u);
   EXPECT_NE(j["errors"][0].get<std::string>().find("in-memory batches: "), std::string::npos);
   EXPECT_NE(bt::test::slurp(dir.string() + ".log").find("every configuration failed"), std::string::npos);
 }
@@ -59,7 +64,7 @@ TEST(BenchCli, RowsNameTheirPathsAndSurviveFailingFusedOps) {
   unsetenv("BT_FUSED_OPS");
   const std::string log = bt::test::slurp(dir.string() + ".log");
   ASSERT_EQ(rc, 0) << log;
-  ASSERT_EQ(j["rows"].size(), 2u);
+  ASSERT_EQ(j["rows"].size(), 3u);  // in-memory fp32 and bf16, workers 0
   for (const auto& row : j["rows"]) {
     const std::string paths = row["paths"].get<std::string>();
     EXPECT_NE(paths.find("adamw foreach (fused kernel failed)"), std::string::npos) << paths;

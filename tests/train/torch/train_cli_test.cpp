@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/cpu_features.h"
 #include "data/synth.h"
 #include "train/run_log.h"
 #include "run_bridgetune.h"
@@ -132,6 +133,18 @@ TEST_F(TrainCli, LineCapIsAFlag) {
   EXPECT_NE(r.err.find("captions.jsonl:1: "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("--max_line_bytes"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(out));
+}
+
+// On a CPU with bf16 in hardware, an fp32 run says once that --bf16 is faster there; with --bf16, or on a CPU
+// without it, nothing is said.
+TEST_F(TrainCli, Bf16HintFollowsTheCpu) {
+  const std::string hint = "this CPU computes bf16 natively";
+  auto r = run(base(root_ / "hint_fp32", 2), root_ / "hint_fp32.log");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err.find(hint) != std::string::npos, bt::cpu_bf16().native) << r.err;
+  r = run(with(base(root_ / "hint_bf16", 2), {"--bf16"}), root_ / "hint_bf16.log");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err.find(hint), std::string::npos) << r.err;
 }
 
 TEST_F(TrainCli, DatasetSmallerThanOneBatchFailsBeforeWriting) {
