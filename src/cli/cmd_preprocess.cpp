@@ -10,6 +10,7 @@
 
 #include "cli/command.h"
 #include "cli/hub_flags.h"
+#include "cli/loader_flags.h"
 #include "common/error.h"
 #include "media/npy.h"
 #include "media/transform.h"
@@ -20,7 +21,8 @@
 namespace {
 
 struct PreprocessArgs {
-  std::string image, out, transform = "eval", format = "f32", dct = "auto", model;
+  std::string image, out, transform = "eval", format = "f32", model;
+  bool dct = bt::media::TransformSpec{}.dct_scaling;  // the one default every command and the Python module share
   bt::cli::HubFlags hub;
   int image_size = 288;
   bool image_size_given = false;
@@ -45,8 +47,7 @@ void run(const PreprocessArgs& a) {
     cfg.image.apply_to(spec);
   }
   spec.mode = a.transform == "train" ? TransformMode::kTrain : TransformMode::kEval;
-  // auto: on for train (speed), off for eval (bit-exact with Pillow).
-  spec.dct_scaling = a.dct == "on" || (a.dct == "auto" && spec.mode == TransformMode::kTrain);
+  spec.dct_scaling = a.dct;
   spec.max_image_pixels = a.max_image_pixels;
   const std::vector<uint8_t> bytes = read_file(a.image);
   const int S = spec.image_size;
@@ -82,11 +83,11 @@ bt::cli::Registrar reg("preprocess", "Run one image through the eval/train trans
       ->capture_default_str()
       ->check(CLI::IsMember({"eval", "train"}));
   app.add_option("--seed", a->seed, "Per-sample seed of the train transform's random draws")->capture_default_str();
-  app.add_option("--jpeg_dct_scaling", a->dct,
-                 "Decode JPEGs at a reduced DCT scale when the output stays >= image_size: on, off, or auto "
-                 "(on for train, off for eval, which is then bit-exact with Pillow)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"on", "off", "auto"}));
+  app.add_option_function<std::string>(
+         "--jpeg_dct_scaling", [a](const std::string& v) { a->dct = bt::cli::parse_on_off(v, "--jpeg_dct_scaling"); },
+         "Decode JPEGs at a reduced DCT scale when the output stays >= image_size: true|false (on|off); false is "
+         "bit-exact with Pillow")
+      ->default_str(a->dct ? "true" : "false");
   app.add_option("--max_image_pixels", a->max_image_pixels, "Refuse larger images (decompression bombs)")
       ->capture_default_str();
   app.add_option("--format", a->format,

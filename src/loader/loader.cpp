@@ -87,7 +87,7 @@ Loader::Loader(std::shared_ptr<const data::Dataset> dataset, LoaderOptions optio
     : ds_(std::move(dataset)),
       opt_(std::move(options)),
       sampler_(ds_ ? ds_->size() : 0, sampler_options(opt_),
-               ds_ && opt_.sampler.dedupe_images_in_batch ? image_ids_of(*ds_) : std::vector<uint32_t>{}),
+               ds_ && opt_.sampler.dedupe_images_in_batch && opt_.sampler.shuffle ? image_ids_of(*ds_) : std::vector<uint32_t>{}),
       pool_(std::make_unique<BatchPool>(opt_.packed_allocator)) {
   if (!ds_) fail("loader: no dataset");
   if (opt_.num_workers < 0) fail("--dataloader_num_workers must be >= 0 (got ", opt_.num_workers, ")");

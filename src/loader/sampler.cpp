@@ -78,7 +78,7 @@ Sampler::Sampler(size_t dataset_size, SamplerOptions options, std::vector<uint32
     for (size_t g = 0; g < e.size(); ++g)
       if (e[g] <= (g ? e[g - 1] : 0)) fail("sampler: row group ", g, " is empty or out of order (ends at ", e[g], ")");
   }
-  if (opt_.dedupe_images_in_batch && image_ids_.size() != n_)
+  if (opt_.dedupe_images_in_batch && opt_.shuffle && image_ids_.size() != n_)
     fail("sampler: dedupe_images_in_batch needs one image id per row (", image_ids_.size(), " for ", n_, " rows)");
 }
 
@@ -103,7 +103,7 @@ std::vector<size_t> Sampler::epoch_rows(uint64_t epoch) const {
   rows.reserve(per_rank);
   // Padded position p reads order[p % n]: the same wrap-around padding as DistributedSampler.
   for (size_t k = 0; k < per_rank; ++k) rows.push_back(order[(k * w + static_cast<size_t>(opt_.rank)) % n_]);
-  if (opt_.dedupe_images_in_batch) dedupe_in_batches(rows, image_ids_, opt_.batch_size);
+  if (opt_.dedupe_images_in_batch && opt_.shuffle) dedupe_in_batches(rows, image_ids_, opt_.batch_size);
   return rows;
 }
 

@@ -13,7 +13,7 @@
 //    a multiple of world_size, so every rank gets ceil(n / world_size) rows; with drop_last it is truncated
 //    to floor(n / world_size) per rank. Rank r takes positions r, r + world_size, ... Ranks are disjoint
 //    apart from the padding and together cover every row.
-//  - dedupe_images_in_batch reorders the rank's rows so that no batch of batch_size consecutive positions
+//  - dedupe_images_in_batch (with shuffle on; an unshuffled order is kept as given) reorders the rank's rows so that no batch of batch_size consecutive positions
 //    holds two rows with the same image key where that is avoidable. Greedy with deferral, stable: each
 //    slot takes the oldest deferred row whose image is not yet in the batch, else the next row of the order;
 //    a row whose image is already in the batch is deferred. Only when nothing left fits (or within the scan
@@ -27,13 +27,17 @@
 
 namespace bt::loader {
 
+// Dedupe is on unless a user turns it off, for every loader (train, bench-loader, the Python DataLoader): with a
+// contrastive loss a repeated image in a batch is a false negative.
+inline constexpr bool kDedupeImagesInBatchByDefault = true;
+
 struct SamplerOptions {
   uint64_t seed = 42;
   bool shuffle = true;
   int rank = 0;
   int world_size = 1;
   bool drop_last = false;  // sharding: truncate instead of pad
-  bool dedupe_images_in_batch = false;
+  bool dedupe_images_in_batch = false;  // applies to shuffled orders only (LoaderOptions: on by default)
   size_t batch_size = 32;  // the batch boundaries dedupe works within
   // Locality order: the exclusive end row of each consecutive group covering [0, n) (ascending, last == n);
   // empty: no groups (e.g. from ParquetDataset::row_groups()).

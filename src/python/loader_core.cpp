@@ -28,7 +28,7 @@ media::TransformSpec transform_spec(int image_size, const std::string& transform
   spec.image_size = image_size;
   if (transform == "train") spec.mode = media::TransformMode::kTrain;
   else if (transform != "eval") fail("transform: expected 'eval' or 'train', got '", transform, "'");
-  spec.dct_scaling = jpeg_dct_scaling < 0 ? spec.mode == media::TransformMode::kTrain : jpeg_dct_scaling != 0;
+  if (jpeg_dct_scaling >= 0) spec.dct_scaling = jpeg_dct_scaling != 0;  // < 0: the spec's default, as the CLI has it
   return spec;
 }
 

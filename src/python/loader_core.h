@@ -45,7 +45,7 @@ struct CoreOptions {
   int rank = 0, world_size = 1;
   int prefetch_batches = 4;
   size_t decoded_cache_mb = 512;
-  bool dedupe_images_in_batch = false;
+  bool dedupe_images_in_batch = loader::kDedupeImagesInBatchByDefault;
 };
 
 struct Held {

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "data/captions_parse.h"
+#include "loader/sampler.h"
 
 namespace bt::train {
 
@@ -59,7 +60,7 @@ struct TrainOptions {
   int dataloader_num_workers = 2;
   int prefetch_batches = 4;
   int image_size = 0;  // 0: the model config's vision image_size
-  bool dedupe_images_in_batch = true;
+  bool dedupe_images_in_batch = loader::kDedupeImagesInBatchByDefault;
   bool use_media_pipeline = false;
   // With use_media_pipeline: auto (nvJPEG's hardware decoder when present) | gpu (nvJPEG) | cpu (the loader's
   // DCT-scaled decode). Device-decoded JPEGs are resized from full resolution (nvJPEG has no DCT scaling).

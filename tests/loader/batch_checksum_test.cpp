@@ -115,6 +115,7 @@ uint64_t checksum(const source::Source& src, const std::string& mode, int worker
   o.output_decoded = mode.rfind("decoded", 0) == 0;
   o.decoded_cache_mb = 4;
   o.sampler.seed = 11;
+  o.sampler.dedupe_images_in_batch = false;  // recorded when it defaulted off
   src.apply_order(o.sampler);
   Loader l(src.dataset, o);
   Fnv f;

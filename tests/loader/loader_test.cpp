@@ -20,6 +20,7 @@ LoaderOptions opts(int workers, int batch = 4) {
   o.batch_size = batch;
   o.transform.image_size = 6;
   o.sampler.seed = 11;
+  o.sampler.dedupe_images_in_batch = false;  // the orders are compared with a bare Sampler's
   o.decoded_cache_mb = 0;
   o.transform_factory = test::fake_factory();
   return o;

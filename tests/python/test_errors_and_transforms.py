@@ -93,7 +93,7 @@ def test_eval_transform_matches_torchvision(data_dir):
     within = total = 0
     for r in read_rows(data_dir)[:4]:
         path = os.path.join(data_dir, r["image"])
-        ours = bridgetune.preprocess(path, image_size=size)
+        ours = bridgetune.preprocess(path, image_size=size, jpeg_dct_scaling=False)
         theirs = tv(Image.open(path).convert("RGB"))
         levels = ((ours - theirs).abs() * std * 255).numpy()  # difference in 8-bit levels
         within += int((levels <= 1.0 + 1e-3).sum())
@@ -115,3 +115,21 @@ def test_tokenizer_matches_the_cli(tokenizer_dir, tmp_path):
         n = min(len(want), 6)
         assert row[:n - 1] == want[:n - 1] and row[n - 1] == 2
         assert row[n:] == [tok.pad_token_id] * (6 - n)
+
+
+def test_defaults_are_the_clis(data_dir):
+    """DCT scaling and the in-batch dedupe default to what `train` and `bench-loader` use (issue 26)."""
+    path = os.path.join(data_dir, read_rows(data_dir)[0]["image"])
+    default = bridgetune.preprocess(path, image_size=96)  # >= 2x smaller than the image: a reduced DCT scale
+    assert torch.equal(default, bridgetune.preprocess(path, image_size=96, jpeg_dct_scaling=True))
+    assert not torch.equal(default, bridgetune.preprocess(path, image_size=96, jpeg_dct_scaling=False))
+    rows = read_rows(data_dir)
+    for dedupe, expect_repeats in ((None, False), (False, True)):
+        loader = bridgetune.DataLoader(data_dir, batch_size=16, image_size=32, seed=3,
+                                       dedupe_images_in_batch=dedupe)
+        repeats = 0
+        for _epoch in range(3):
+            for _ in loader:
+                keys = [rows[r]["image"] for r in loader.last_batch_info["rows"]]
+                repeats += len(keys) - len(set(keys))
+        assert (repeats > 0) == expect_repeats, (dedupe, repeats)

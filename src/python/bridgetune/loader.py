@@ -70,14 +70,18 @@ class DataLoader:
     - Wrapping it in torch.utils.data.DataLoader is refused (TypeError / RuntimeError naming the fix): every torch
       worker would yield the whole epoch again. Starting a new iteration invalidates the previous iterator
       (torch allows several at once).
-    - transform="eval" and on_bad_sample="error" are this loader's own options (torch has neither).
+    - transform="eval" and on_bad_sample="error" are this loader's own options (torch has neither), as are
+      dedupe_images_in_batch and jpeg_dct_scaling, whose defaults (None) are `train`'s and `bench-loader`'s: a
+      shuffled epoch keeps an image out of a batch twice where it can (a repeat is a false negative for a
+      contrastive loss), and JPEGs decode at a reduced DCT scale when the result stays >= the crop
+      (jpeg_dct_scaling=False: bit-exact with Pillow).
     """
 
     def __init__(self, data, batch_size, num_workers=2, shuffle=True, seed=0, drop_last=False, image_size=None,
                  mean=None, std=None, preprocessor=None, tokenizer=None, max_seq_length=128, image_column="image",
                  caption_column="caption", transform="eval", on_bad_sample="error", rank=None, world_size=None,
                  pin_memory=False, padding="longest", jpeg_dct_scaling=None, prefetch_batches=4,
-                 decoded_cache_mb=512, dedupe_images_in_batch=False, revision="main", cache_dir=None, split=None,
+                 decoded_cache_mb=512, dedupe_images_in_batch=None, revision="main", cache_dir=None, split=None,
                  data_config=None, data_revision="main"):
         o = _native.LoaderOptions()
         o.data = data_source(data, split, data_config, data_revision, cache_dir)
@@ -94,7 +98,8 @@ class DataLoader:
         o.jpeg_dct_scaling = -1 if jpeg_dct_scaling is None else int(bool(jpeg_dct_scaling))
         o.rank, o.world_size = _distributed_defaults(rank, world_size)
         o.prefetch_batches, o.decoded_cache_mb = int(prefetch_batches), int(decoded_cache_mb)
-        o.dedupe_images_in_batch = bool(dedupe_images_in_batch)
+        if dedupe_images_in_batch is not None:  # None: the C++ default, as `train` and `bench-loader` have it
+            o.dedupe_images_in_batch = bool(dedupe_images_in_batch)
         self._open(o, bool(pin_memory))
         if self.pin_memory and not _cuda_available():
             # torch warns the same way; said once, here, rather than on every epoch's iteration

@@ -94,8 +94,8 @@ def preprocess(image, image_size=None, transform="eval", seed=0, mean=None, std=
     """One image (encoded bytes, or a path) -> float32 tensor [3, S, S], exactly as the DataLoader makes it.
 
     transform "eval": resize the shortest edge (Pillow's bicubic) + center crop; "train": RandomResizedCrop +
-    flip drawn from `seed` (the DataLoader uses sample_seed(seed, epoch, row)). jpeg_dct_scaling None: off for eval
-    (bit-exact with Pillow), on for train. preprocessor: a model folder or hub id (at revision, in cache_dir) whose
+    flip drawn from `seed` (the DataLoader uses sample_seed(seed, epoch, row)). jpeg_dct_scaling None: the CLI's default
+    (on: a JPEG is decoded at a reduced DCT scale while the result stays >= the crop), False: bit-exact with Pillow. preprocessor: a model folder or hub id (at revision, in cache_dir) whose
     image size and mean/std apply (image_settings).
     """
     size, mean, std = resolve_image_settings(image_size, mean, std, preprocessor, revision, cache_dir)
