@@ -32,10 +32,14 @@ inline std::string not_regular(const struct stat& st) {
   return "is not a regular file";
 }
 
+// The one open for reading in src/ (scripts/check_file_opens.py): non-blocking, so a FIFO cannot hang it.
+// -1 with errno when the path cannot be opened.
+inline int open_nonblocking(const std::string& path) { return ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC); }
+
 // Opens `path` for reading and returns the descriptor (blocking again, for plain reads and mmap); *size gets its
 // size. Throws "PATH: why" for a missing, non-regular or larger-than-`max_bytes` file.
 inline int open_regular_file(const std::string& path, uint64_t max_bytes = UINT64_MAX, uint64_t* size = nullptr) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  const int fd = open_nonblocking(path);
   if (fd < 0) fail(path, ": cannot open (", std::strerror(errno), ")");
   struct stat st {};
   std::string why = fstat(fd, &st) != 0 ? std::string(std::strerror(errno)) : not_regular(st);
@@ -49,6 +53,10 @@ inline int open_regular_file(const std::string& path, uint64_t max_bytes = UINT6
   if (size) *size = uint64_t(st.st_size);
   return fd;
 }
+
+// A descriptor on `path` only to fsync it (never read): non-blocking, so a FIFO in its place cannot hang the
+// open; fsync then fails with EINVAL, which callers tolerate. -1 with errno when it cannot be opened.
+inline int open_to_fsync(const std::string& path) { return open_nonblocking(path); }
 
 // Reads the regular file open as fd into bytes, at most `cap` bytes (a file that grows while read stops one
 // byte past the cap). Returns "" or why not.
@@ -77,9 +85,18 @@ inline std::string read_all(int fd, std::vector<uint8_t>& bytes, uint64_t cap) {
   return "";
 }
 
-// The whole regular file at `path`, within `max_bytes`.
+// The whole regular file at `path`, within `max_bytes`: "" or why not (without the path; for callers that name
+// the file their own way, e.g. the loader's per-sample errors).
+inline std::string try_read_regular_file(const std::string& path, std::vector<uint8_t>& bytes, uint64_t max_bytes) {
+  const int fd = open_nonblocking(path);
+  if (fd < 0) return std::strerror(errno);
+  const std::string why = read_all(fd, bytes, max_bytes);  // checks on the descriptor: regular, within the cap
+  ::close(fd);
+  return why;
+}
+
 inline void read_regular_file(const std::string& path, std::vector<uint8_t>& bytes, uint64_t max_bytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  const int fd = open_nonblocking(path);
   if (fd < 0) fail(path, ": cannot open (", std::strerror(errno), ")");
   const std::string why = read_all(fd, bytes, max_bytes);
   ::close(fd);

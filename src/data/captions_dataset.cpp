@@ -26,14 +26,9 @@ bool ends_with(const std::string& s, std::string_view suffix) {
                                                  [](char a, char b) { return std::tolower(a) == b; });
 }
 
-// Opens without blocking, so a FIFO cannot hang the open; symlinks are followed, and read_all checks on the
-// open descriptor (no race with a rename) that they end at a regular file (common/file_gate.h).
+// Through the file gate (common/file_gate.h): a FIFO cannot hang the open, symlinks must end at a regular file.
 std::string read_path(const std::string& path, std::vector<uint8_t>& bytes, uint64_t cap) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return std::strerror(errno);
-  std::string why = read_all(fd, bytes, cap);
-  ::close(fd);
-  return why;
+  return try_read_regular_file(path, bytes, cap);
 }
 
 }  // namespace
@@ -49,9 +44,8 @@ std::string read_text_file(const std::string& path) {
 }
 
 std::string read_text_file_capped(const std::string& path, uint64_t max_line_bytes) {
-  // Non-blocking open and a regular-file check on the descriptor (common/file_gate.h): a FIFO or a device such
-  // as /dev/zero is refused, never read.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  // The file gate (common/file_gate.h): a FIFO or a device such as /dev/zero is refused, never read.
+  const int fd = open_nonblocking(path);
   if (fd < 0) fail(path, ": ", std::strerror(errno));
   struct stat st {};
   std::string why = fstat(fd, &st) != 0 ? std::string(std::strerror(errno)) : not_regular(st);

@@ -51,18 +51,19 @@ ShardReader::ShardReader(std::string name, const ShardOptions& opts) : name_(std
 
 ShardReader::~ShardReader() {
   if (a_) archive_read_free(a_);
+  if (fd_ >= 0) ::close(fd_);
 }
 
 std::unique_ptr<ShardReader> ShardReader::open_file(const std::string& path, const ShardOptions& opts) {
   std::unique_ptr<ShardReader> r(new ShardReader(path, opts));
-  try {  // the file gate first: a FIFO would block libarchive's open, /dev/zero would be read forever
-    ::close(open_regular_file(path));
+  try {  // the file gate: a FIFO would block an open, /dev/zero would be read forever
+    r->fd_ = open_regular_file(path);
   } catch (const Error& e) {
     r->open_error_ = e.what();
     return r;
   }
   r->a_ = new_reader();
-  if (archive_read_open_filename(r->a_, path.c_str(), size_t(1) << 20) != ARCHIVE_OK) {
+  if (archive_read_open_fd(r->a_, r->fd_, size_t(1) << 20) != ARCHIVE_OK) {
     const char* e = archive_error_string(r->a_);
     r->open_error_ = str(path, ": cannot open shard: ", e ? e : "unknown error");
   }

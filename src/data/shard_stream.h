@@ -63,6 +63,9 @@ class ShardReader {
   size_t count_remaining();
   const BadRows& bad() const { return bad_; }
   const std::string& name() const { return name_; }
+  // The shard file, open through the file gate (open_file only, -1 otherwise or when it could not be opened);
+  // owned by the reader, for pread of member bytes at their offsets.
+  int fd() const { return fd_; }
 
  private:
   ShardReader(std::string name, const ShardOptions& opts);
@@ -81,6 +84,7 @@ class ShardReader {
   void add_to_group(Member& m);
 
   archive* a_ = nullptr;
+  int fd_ = -1;
   std::string open_error_;  // reported by the first next()/count_remaining(), honouring on_bad
   std::string name_;
   Member m_;

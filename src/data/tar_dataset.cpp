@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "common/error.h"
+#include "common/file_gate.h"
 #include "common/terminal.h"
 
 namespace bt::data {
@@ -39,21 +40,15 @@ std::unique_ptr<TarDataset> TarDataset::open(const std::vector<std::string>& sha
   for (uint32_t s = 0; s < shards.size(); ++s) {
     const std::string& path = shards[s];
     auto reader = ShardReader::open_file(path, io);
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    const int fd = reader->fd();  // -1 when it could not be opened: next() then reports why
     TarSample t;
-    try {
-      while (reader->next(t)) {
-        // The offset comes from header positions; confirm it against the bytes libarchive returned.
-        check.resize(t.image.size());
-        if (fd < 0 || !pread_all(fd, check.data(), check.size(), t.image_offset) || check != t.image)
-          fail(path, ": cannot index member offsets of sample '", clip_name(t.key), "' (not a plain tar?)");
-        ds->rows_.push_back({std::move(t.key), std::move(t.caption), t.image_offset, t.image_size, s});
-      }
-    } catch (...) {
-      if (fd >= 0) ::close(fd);
-      throw;
+    while (reader->next(t)) {
+      // The offset comes from header positions; confirm it against the bytes libarchive returned.
+      check.resize(t.image.size());
+      if (fd < 0 || !pread_all(fd, check.data(), check.size(), t.image_offset) || check != t.image)
+        fail(path, ": cannot index member offsets of sample '", clip_name(t.key), "' (not a plain tar?)");
+      ds->rows_.push_back({std::move(t.key), std::move(t.caption), t.image_offset, t.image_size, s});
     }
-    if (fd >= 0) ::close(fd);
     ds->bad_.merge(reader->bad());
   }
   if (ds->rows_.empty()) fail(shards.empty() ? std::string("no shards") : shards[0], ": no usable samples in ",
@@ -64,8 +59,12 @@ std::unique_ptr<TarDataset> TarDataset::open(const std::vector<std::string>& sha
 void TarDataset::read_image(size_t i, std::vector<uint8_t>& bytes) const {
   const Row& r = rows_.at(i);
   const std::string& path = shards_[r.shard];
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail(r.key, ": ", std::strerror(errno));
+  int fd = -1;
+  try {
+    fd = open_regular_file(path);  // a shard replaced by a FIFO since indexing must not hang a worker
+  } catch (const Error& e) {
+    fail(r.key, ": ", e.what());
+  }
   bytes.resize(r.size);
   bool ok = pread_all(fd, bytes.data(), r.size, r.offset);
   int err = errno;

@@ -60,7 +60,7 @@ struct LoaderOptions {
   const HostAllocator* packed_allocator = nullptr;
   OnBadSample on_bad_sample = OnBadSample::kError;
   size_t decoded_cache_mb = 512;
-  SamplerOptions sampler{.dedupe_images_in_batch = kDedupeImagesInBatchByDefault};  // seed, shuffle, rank/world_size, drop_last, dedupe (batch_size is set from above)
+  SamplerOptions sampler = loader_sampler_defaults();  // seed, shuffle, rank/world_size, drop_last, dedupe (batch_size is set from above)
   // The dedupe keeps images unique within this many consecutive batches taken as one: a trainer's exact
   // gradient accumulation computes one loss over K batches, so they must hold the rows one batch of K x B would.
   int dedupe_batches = 1;

@@ -45,6 +45,13 @@ struct SamplerOptions {
   size_t shuffle_window_groups = 0;  // K groups shuffled together; 0: fully random
 };
 
+// A loader's sampler options before the user's: dedupe on (kDedupeImagesInBatchByDefault).
+inline SamplerOptions loader_sampler_defaults() {
+  SamplerOptions s;
+  s.dedupe_images_in_batch = kDedupeImagesInBatchByDefault;
+  return s;
+}
+
 class Sampler {
  public:
   // image_ids[i] identifies row i's image (dense ids); needed only for dedupe, may be empty otherwise.

@@ -21,8 +21,8 @@ namespace bt::train {
 
 namespace {
 
-void fsync_fd_path(const fs::path& p, int flags) {
-  int fd = ::open(p.c_str(), flags | O_CLOEXEC);
+// fsync and close fd, opened by the caller on p.
+void fsync_fd(int fd, const fs::path& p) {
   if (fd < 0) fail(p.string(), ": cannot open for fsync: ", std::strerror(errno));
   const int rc = ::fsync(fd);
   const int err = errno;
@@ -41,8 +41,8 @@ bool is_tmp_pid_file(const std::string& name) {
 
 }  // namespace
 
-void fsync_file(const fs::path& path) { fsync_fd_path(path, O_RDONLY); }
-void fsync_dir(const fs::path& dir) { fsync_fd_path(dir, O_RDONLY | O_DIRECTORY); }
+void fsync_file(const fs::path& path) { fsync_fd(open_to_fsync(path.string()), path); }
+void fsync_dir(const fs::path& dir) { fsync_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC), dir); }
 
 void write_file_atomic(const fs::path& path, std::string_view data) {
   const fs::path parent = path.has_parent_path() ? path.parent_path() : fs::path(".");
@@ -136,18 +136,24 @@ nlohmann::json read_state_json(const fs::path& path, std::string* why) {
 
 // "" when `path` is a safetensors file whose header is well-formed JSON inside the file.
 std::string safetensors_problem(const fs::path& path) {
-  std::error_code rec;
-  if (!fs::is_regular_file(path, rec)) return path.filename().string() + " is not a regular file";
-  std::ifstream f(path, std::ios::binary);
+  uint64_t size = 0;
+  int fd = -1;
+  try {
+    fd = open_regular_file(path.string(), UINT64_MAX, &size);  // the file gate: a FIFO or device is refused
+  } catch (const Error&) {
+    return path.filename().string() + " is not a regular file";
+  }
+  struct CloseFd {
+    int fd;
+    ~CloseFd() { ::close(fd); }
+  } closer{fd};
   uint8_t len8[8];
-  if (!f.read(reinterpret_cast<char*>(len8), 8)) return path.filename().string() + " is truncated";
+  if (size < 8 || ::pread(fd, len8, 8, 0) != 8) return path.filename().string() + " is truncated";
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = n << 8 | len8[i];
-  std::error_code ec;
-  const uint64_t size = fs::file_size(path, ec);
-  if (ec || n > size - 8 || n > (uint64_t(100) << 20)) return path.filename().string() + " has a bad header length";
+  if (n > size - 8 || n > (uint64_t(100) << 20)) return path.filename().string() + " has a bad header length";
   std::string header(static_cast<size_t>(n), '\0');
-  if (!f.read(header.data(), static_cast<std::streamsize>(n))) return path.filename().string() + " is truncated";
+  if (n && ::pread(fd, header.data(), n, 8) != static_cast<ssize_t>(n)) return path.filename().string() + " is truncated";
   auto j = try_parse_json(header);
   if (j.is_discarded() || !j.is_object()) return path.filename().string() + " has a corrupt header";
   return "";
