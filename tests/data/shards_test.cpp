@@ -1,6 +1,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <functional>
 
@@ -307,4 +308,20 @@ TEST(TarDataset, IndexModeHonoursTheMemberLimit) {
   CaptionsOptions co;
   co.max_image_bytes = 1000;
   EXPECT_NE(error_of([&] { open_dataset(d / "s.tar", co); }).find("more than the limit of 1000"), std::string::npos);
+}
+
+// A shard replaced by a FIFO after indexing: the image read is refused at once through the file gate (a blocking
+// open of a FIFO would hang the loader's worker forever).
+TEST(TarDataset, ShardReplacedByAFifoIsRefusedNotWaitedFor) {
+  TempDir d;
+  write_file(d / "s-0.tar", make_tar({{"a.jpg", "1"}, {"a.txt", "A"}}));
+  auto ds = TarDataset::open({d / "s-0.tar"});
+  std::vector<uint8_t> bytes;
+  ds->read_image(0, bytes);
+  EXPECT_EQ(std::string(bytes.begin(), bytes.end()), "1");
+  std::filesystem::remove(d / "s-0.tar");
+  ASSERT_EQ(::mkfifo((d / "s-0.tar").c_str(), 0600), 0);
+  const std::string e = error_of([&] { ds->read_image(0, bytes); });
+  EXPECT_NE(e.find("is a FIFO"), std::string::npos) << e;
+  EXPECT_NE(e.find("s-0.tar"), std::string::npos) << e;
 }
