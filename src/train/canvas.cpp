@@ -6,8 +6,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
-#include "train/checkpoint_dir.h"
 #include "train/font5x7.h"
 
 namespace bt::train {

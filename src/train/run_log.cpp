@@ -4,10 +4,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "common/file_gate.h"
 #include "common/json.h"
-#include "train/checkpoint_dir.h"
 #include "train/tensorboard.h"
 
 namespace bt::train {

@@ -6,11 +6,11 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "media/npy.h"
 #include "model/api.h"
 #include "source/source.h"
-#include "train/checkpoint_dir.h"
 #include "train/embed_index.h"
 #include "train/progress.h"
 #include "train/run_log.h"

@@ -6,13 +6,13 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "data/captions_dataset.h"
 #include "data/matching_parse.h"
 #include "model/api.h"
 #include "parquet/parquet_dataset.h"
 #include "source/source.h"
-#include "train/checkpoint_dir.h"
 #include "train/run_log.h"
 #include "train/torch/device.h"
 #include "train/torch/embed_eval.h"

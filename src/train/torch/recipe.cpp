@@ -10,6 +10,7 @@
 #include <ctime>
 #include <filesystem>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "data/captions_dataset.h"
 #include "hub/hub.h"
@@ -18,7 +19,6 @@
 #include "model/bridgetower.h"
 #include "source/source.h"
 #include "text/tokenizer.h"
-#include "train/checkpoint_dir.h"
 #include "train/hf_outputs.h"
 #include "train/run_log.h"
 #include "train/torch/device.h"
