@@ -12,8 +12,8 @@
 #include "data/matching_parse.h"
 #include "model/api.h"
 #include "parquet/parquet_dataset.h"
+#include "report/run_log.h"
 #include "source/source.h"
-#include "train/run_log.h"
 #include "train/torch/device.h"
 #include "train/torch/embed_eval.h"
 #include "train/torch/matching_source.h"
@@ -110,7 +110,7 @@ EvalMetrics run_evaluate(const EvaluateOptions& o) {
   fs::create_directories(o.output_dir);
   nlohmann::ordered_json j;
   for (const auto& [k, v] : metrics) j[k] = v;
-  write_json_atomic(fs::path(o.output_dir) / "eval_results.json", j);
+  report::write_json_atomic(fs::path(o.output_dir) / "eval_results.json", j);
   return metrics;
 }
 

@@ -17,10 +17,10 @@
 #include "loader/loader.h"
 #include "model/api.h"
 #include "model/bridgetower.h"
+#include "report/hf_outputs.h"
+#include "report/run_log.h"
 #include "source/source.h"
 #include "text/tokenizer.h"
-#include "train/hf_outputs.h"
-#include "train/run_log.h"
 #include "train/torch/device.h"
 #include "train/torch/evaluate.h"
 #include "train/torch/gpu_media.h"
@@ -150,9 +150,9 @@ nlohmann::json train_metrics(const TrainSummary& sum, const TrainOptions& t) {
           {"train_steps_per_second", sum.train_samples_per_second / per_step}};
 }
 
-ModelCard card_of(const RecipeOptions& r, const TrainOptions& t, const nlohmann::json& eval,
+report::ModelCard card_of(const RecipeOptions& r, const TrainOptions& t, const nlohmann::json& eval,
                   const nlohmann::json& history) {
-  ModelCard c;
+  report::ModelCard c;
   c.model_name = fs::path(t.output_dir).lexically_normal().filename().string();
   if (c.model_name.empty()) c.model_name = fs::path(t.output_dir).lexically_normal().parent_path().filename().string();
   c.base_model = t.model_name_or_path;
@@ -182,7 +182,7 @@ ModelCard card_of(const RecipeOptions& r, const TrainOptions& t, const nlohmann:
 
 // The final evaluations (eval, then test) of the model in model_dir, each a run-log record and a <prefix>_results.json.
 // Returns the eval split's metrics (empty without --do_eval).
-nlohmann::json final_evaluations(const Plan& plan, const TrainOptions& t, const std::string& model_dir, MetricsLog& log,
+nlohmann::json final_evaluations(const Plan& plan, const TrainOptions& t, const std::string& model_dir, report::MetricsLog& log,
                                  const TrainSummary& sum) {
   nlohmann::json eval_metrics = nlohmann::json::object();
   if (plan.evals.empty()) return eval_metrics;
@@ -198,7 +198,7 @@ nlohmann::json final_evaluations(const Plan& plan, const TrainOptions& t, const 
     nlohmann::json rec = metrics;  // HF logs them: log_history and TensorBoard
     rec["step"] = sum.global_step;
     log.write(rec);
-    save_hf_metrics(t.output_dir, s.prefix, metrics);
+    report::save_hf_metrics(t.output_dir, s.prefix, metrics);
     if (s.prefix == "eval") eval_metrics = metrics;
     std::printf("***** %s metrics *****\n", s.prefix.c_str());
     for (const auto& [k, v] : metrics.items()) std::printf("  %-28s = %s\n", k.c_str(), v.dump().c_str());
@@ -210,7 +210,7 @@ nlohmann::json final_evaluations(const Plan& plan, const TrainOptions& t, const 
 void write_state_and_card(const RecipeOptions& r, const TrainSummary& sum, const nlohmann::json& eval_metrics) {
   const TrainOptions& t = r.train;
   const fs::path out(t.output_dir);
-  HfStateInfo info;
+  report::HfStateInfo info;
   info.global_step = sum.global_step, info.max_steps = sum.max_steps, info.steps_per_epoch = sum.steps_per_epoch;
   info.logging_steps = t.logging_steps, info.train_batch_size = t.per_device_train_batch_size;
   info.eval_steps = t.eval_steps < 0 ? sum.steps_per_epoch : t.eval_steps;
@@ -220,9 +220,9 @@ void write_state_and_card(const RecipeOptions& r, const TrainSummary& sum, const
   info.best_metric = sum.best_metric;
   info.best_model_checkpoint = sum.best_model_checkpoint;
   info.stopped_early = !sum.early_stop_reason.empty();
-  write_hf_trainer_state(out / "trainer_state.json", out / "metrics.jsonl", info);
-  const auto history = read_json_file(out / "trainer_state.json")["log_history"];
-  write_file_atomic(out / "README.md", model_card_markdown(card_of(r, t, eval_metrics, history)));
+  report::write_hf_trainer_state(out / "trainer_state.json", out / "metrics.jsonl", info);
+  const auto history = report::read_json_file(out / "trainer_state.json")["log_history"];
+  write_file_atomic(out / "README.md", report::model_card_markdown(card_of(r, t, eval_metrics, history)));
 }
 
 }  // namespace
@@ -242,11 +242,11 @@ void run_recipe(const RecipeOptions& options) {
                              "--model_name_or_path");
     fs::create_directories(out);
   }
-  MetricsLog log(out / "metrics.jsonl", fs::exists(out / "metrics.jsonl"), INT64_MAX);
+  report::MetricsLog log(out / "metrics.jsonl", fs::exists(out / "metrics.jsonl"), INT64_MAX);
   if (!t.tensorboard_dir.empty()) log.add_tensorboard(t.tensorboard_dir);
   if (plan.train) {
     const nlohmann::json m = train_metrics(sum, t);
-    save_hf_metrics(out, "train", m);  // train_results.json: bridgetune's keys plus HF's
+    report::save_hf_metrics(out, "train", m);  // train_results.json: bridgetune's keys plus HF's
     nlohmann::json rec = m;
     rec.erase("train_samples");
     rec["step"] = sum.global_step;
@@ -254,7 +254,7 @@ void run_recipe(const RecipeOptions& options) {
   }
   const nlohmann::json eval_metrics = final_evaluations(plan, t, model_dir, log, sum);
   if (plan.train) {  // as HF, which saves training_args.bin with the trained model (an eval leaves a run's alone)
-    write_json_atomic(out / "training_args.json", r.arguments);
+    report::write_json_atomic(out / "training_args.json", r.arguments);
     write_state_and_card(r, sum, eval_metrics);
   }
   if (!r.hooks.quiet) {

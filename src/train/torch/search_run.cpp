@@ -11,10 +11,10 @@
 #include "data/captions_dataset.h"
 #include "media/npy.h"
 #include "model/api.h"
+#include "report/canvas.h"
+#include "report/run_log.h"
 #include "source/source.h"
-#include "train/canvas.h"
 #include "train/embed_index.h"
-#include "train/run_log.h"
 #include "train/torch/device.h"
 #include "train/torch/embed_eval.h"
 
@@ -69,7 +69,7 @@ void draw_contact_sheet(const std::string& out, const nlohmann::json& index, con
   constexpr int kThumb = 160, kPad = 12, kLabel = 22, kCols = 4;
   const std::vector<std::vector<uint8_t>> thumbs = thumbnails(data, rows, kThumb);
   const int n = int(rows.size()), cols = std::min(n, kCols), grid_rows = (n + kCols - 1) / kCols;
-  Canvas c(kPad + cols * (kThumb + kPad), kPad + grid_rows * (kThumb + kLabel + kPad), {255, 255, 255});
+  report::Canvas c(kPad + cols * (kThumb + kPad), kPad + grid_rows * (kThumb + kLabel + kPad), {255, 255, 255});
   for (int i = 0; i < n; ++i) {
     const int x0 = kPad + (i % kCols) * (kThumb + kPad), y0 = kPad + (i / kCols) * (kThumb + kLabel + kPad);
     const std::vector<uint8_t>& px = thumbs[size_t(i)];
@@ -93,7 +93,7 @@ int run_search(const SearchOptions& o) {
   if (o.top_k < 1) fail("--top_k must be >= 1");
   const fs::path dir(o.index);
   if (!fs::exists(dir / "index.json")) fail("--index ", o.index, ": no index.json in it (make one with bridgetune encode)");
-  const nlohmann::json index = read_json_file(dir / "index.json");
+  const nlohmann::json index = report::read_json_file(dir / "index.json");
   const std::string model_dir = !o.model_name_or_path.empty() ? o.model_name_or_path : index.value("model", std::string());
   const bool by_text = !o.query.empty();
   if (!by_text && !fs::exists(dir / "text_embeds.npy"))

@@ -10,10 +10,10 @@
 #include "hub/hub.h"
 #include "model/preprocessor.h"
 #include "model/quick_gelu.h"
+#include "report/run_log.h"
 #include "source/source.h"
 #include "text/train_bpe.h"
 #include "train/checkpoint_dir.h"
-#include "train/run_log.h"
 #include "train/torch/cuda_ops.h"
 #include "train/torch/device.h"
 #include "train/torch/gpu_media.h"
@@ -91,7 +91,7 @@ std::string accumulation_setting(const TrainOptions& o) {
 
 void check_resume_settings(const fs::path& dir, const TrainOptions& o) {
   const fs::path state = resume_state_file(dir);
-  const TrainerState saved = TrainerState::from_json(read_json_file(state), state.string());
+  const TrainerState saved = TrainerState::from_json(report::read_json_file(state), state.string());
   auto same = [&](const char* key, const char* what, const nlohmann::json& now) {
     if (!saved.settings.contains(key) || saved.settings[key] == now) return;
     fail("--resume_from_checkpoint ", dir.string(), ": it was made with ", what, " ", saved.settings[key].dump(),

@@ -13,10 +13,10 @@
 
 #include "common/error.h"
 #include "model/quick_gelu.h"
+#include "report/plot.h"
+#include "report/progress.h"
+#include "report/run_log.h"
 #include "train/checkpoint_dir.h"
-#include "train/plot.h"
-#include "train/progress.h"
-#include "train/run_log.h"
 #include "train/throughput.h"
 #include "train/torch/batch_provider.h"
 #include "train/torch/contrastive_step.h"
@@ -59,8 +59,8 @@ class TrainLoop {
 
   TrainRun& r_;
   const TrainOptions& o_;
-  std::optional<MetricsLog> metrics_;
-  ProgressBar bar_;
+  std::optional<report::MetricsLog> metrics_;
+  report::ProgressBar bar_;
   bool tty_;
   std::unique_ptr<BatchProvider> batches_;
   ThroughputMeter meter_;
@@ -82,8 +82,8 @@ class TrainLoop {
 TrainLoop::TrainLoop(TrainRun& r)
     : r_(r),
       o_(r.o),
-      bar_(r.total_steps, r.st.global_step, stdout, r.talk && ProgressBar::stdout_is_tty()),
-      tty_(r.talk && ProgressBar::stdout_is_tty()),
+      bar_(r.total_steps, r.st.global_step, stdout, r.talk && report::ProgressBar::stdout_is_tty()),
+      tty_(r.talk && report::ProgressBar::stdout_is_tty()),
       meter_(r.o.throughput_warmup_steps),
       selector_(r.selection) {
   selector_.restore(r_.st.selection);
@@ -175,7 +175,7 @@ void TrainLoop::after_step(const StepResult& s) {
 void TrainLoop::flush_window() {
   if (window_steps_ == 0) return;
   WindowStats w = meter_.take_window(now_s());
-  WindowRecord rec;
+  report::WindowRecord rec;
   rec.step = r_.st.global_step;
   rec.epoch = static_cast<double>(r_.st.global_step) / static_cast<double>(r_.steps_per_epoch);
   rec.loss = window_loss_sum_ / static_cast<double>(window_steps_);
@@ -298,19 +298,19 @@ TrainSummary TrainLoop::finish() {
   if (o_.save_final_model) save_final_model(r_.out, r_.model, *r_.tok);
   if (r_.hooks.write_plot) write_plot();
   const nlohmann::json results = results_json(sum, rs);
-  write_json_atomic(r_.out / "train_results.json", results);  // last: marks the run finished
+  report::write_json_atomic(r_.out / "train_results.json", results);  // last: marks the run finished
   if (r_.talk) print_results(results);
   return sum;
 }
 
 void TrainLoop::write_plot() const {
-  auto recs = read_window_records(r_.out / "metrics.jsonl");
-  Series loss{"loss", {}, {}}, sps{"samples/s", {}, {}};
+  auto recs = report::read_window_records(r_.out / "metrics.jsonl");
+  report::Series loss{"loss", {}, {}}, sps{"samples/s", {}, {}};
   for (const auto& r : recs) {
     loss.x.push_back(static_cast<double>(r.step)), loss.y.push_back(r.loss);
     sps.x.push_back(static_cast<double>(r.step)), sps.y.push_back(r.samples_per_s);
   }
-  write_line_panels_png(r_.out / "training_plot.png",
+  report::write_line_panels_png(r_.out / "training_plot.png",
                         str("bridgetune train: ", o_.model_name_or_path.empty() ? o_.model_preset : o_.model_name_or_path),
                         "step", {{"training loss", "loss", {loss}}, {"throughput", "samples/s", {sps}}});
 }

@@ -9,8 +9,8 @@
 #include <map>
 #include <sstream>
 
-#include "train/run_log.h"
-#include "train/tensorboard.h"
+#include "report/run_log.h"
+#include "report/tensorboard.h"
 
 namespace fs = std::filesystem;
 
@@ -116,8 +116,8 @@ std::vector<Scalar> read_events(const std::string& path) {
 }  // namespace
 
 TEST(TensorBoard, Crc32cKnownAnswer) {
-  EXPECT_EQ(bt::train::crc32c("123456789"), 0xE3069283u);  // the CRC-32C check value
-  EXPECT_EQ(bt::train::crc32c(""), 0u);
+  EXPECT_EQ(bt::report::crc32c("123456789"), 0xE3069283u);  // the CRC-32C check value
+  EXPECT_EQ(bt::report::crc32c(""), 0u);
 }
 
 TEST(TensorBoard, ScalarsReadBackThroughAnIndependentReader) {
@@ -125,7 +125,7 @@ TEST(TensorBoard, ScalarsReadBackThroughAnIndependentReader) {
   fs::remove_all(dir);
   std::string path;
   {
-    bt::train::TensorBoardWriter w(dir.string());
+    bt::report::TensorBoardWriter w(dir.string());
     path = w.path();
     w.add_scalar("train/loss", 2.5, 10, 1700000000.25);
     w.add_scalar("train/learning_rate", 1e-5, 10, 1700000000.5);
@@ -152,10 +152,10 @@ TEST(TensorBoard, RunLogRecordsBecomeTheTrainersScalars) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   {
-    bt::train::MetricsLog log(dir / "metrics.jsonl", false, 0);
-    log.write(bt::train::WindowRecord{7, 0.5, 2.25, 1e-5, 80.0, 12.5, 0.75});  // before: metrics.jsonl only
+    bt::report::MetricsLog log(dir / "metrics.jsonl", false, 0);
+    log.write(bt::report::WindowRecord{7, 0.5, 2.25, 1e-5, 80.0, 12.5, 0.75});  // before: metrics.jsonl only
     log.add_tensorboard((dir / "runs").string());
-    log.write(bt::train::WindowRecord{10, 1.0, 2.0, 2e-5, 90.0, 10.0, 0.5});
+    log.write(bt::report::WindowRecord{10, 1.0, 2.0, 2e-5, 90.0, 10.0, 0.5});
     log.write(nlohmann::json{{"step", 10}, {"eval_loss", 1.5}, {"eval_i2t_r1", 0.25}});
     log.write(nlohmann::json{{"step", 10}, {"test_loss", 1.75}, {"note", "not a scalar"}});
   }
@@ -175,6 +175,6 @@ TEST(TensorBoard, RunLogRecordsBecomeTheTrainersScalars) {
   EXPECT_FLOAT_EQ(by_tag["train/samples_per_second"].value, 90.0f);
   EXPECT_FLOAT_EQ(by_tag["eval/loss"].value, 1.5f);
   EXPECT_FLOAT_EQ(by_tag["test/loss"].value, 1.75f);
-  EXPECT_EQ(bt::train::read_records(dir / "metrics.jsonl").size(), 4u);
+  EXPECT_EQ(bt::report::read_records(dir / "metrics.jsonl").size(), 4u);
   fs::remove_all(dir);
 }

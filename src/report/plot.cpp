@@ -1,13 +1,13 @@
-#include "train/plot.h"
+#include "report/plot.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 
-#include "train/canvas.h"
+#include "report/canvas.h"
 
-namespace bt::train {
+namespace bt::report {
 
 namespace {
 constexpr Rgb kWhite{255, 255, 255}, kBlack{20, 20, 20}, kGrid{225, 225, 225}, kGray{110, 110, 110};
@@ -179,4 +179,4 @@ void write_bar_chart_png(const std::filesystem::path& path, const std::string& t
   c.write_png(path);
 }
 
-}  // namespace bt::train
+}  // namespace bt::report

@@ -1,5 +1,5 @@
 // The Hugging Face Trainer's files: trainer_state.json's schema and log_history, save_metrics' merging, the model card.
-#include "train/hf_outputs.h"
+#include "report/hf_outputs.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <set>
 
-#include "train/run_log.h"
+#include "report/run_log.h"
 
 namespace fs = std::filesystem;
-using namespace bt::train;
+using namespace bt::report;
 
 namespace {
 

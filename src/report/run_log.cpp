@@ -1,4 +1,4 @@
-#include "train/run_log.h"
+#include "report/run_log.h"
 
 #include <chrono>
 #include <fstream>
@@ -8,9 +8,9 @@
 #include "common/error.h"
 #include "common/file_gate.h"
 #include "common/json.h"
-#include "train/tensorboard.h"
+#include "report/tensorboard.h"
 
-namespace bt::train {
+namespace bt::report {
 
 nlohmann::json to_json(const WindowRecord& r) {
   return {{"step", r.step},   {"epoch", r.epoch},         {"loss", r.loss},
@@ -114,4 +114,4 @@ nlohmann::json read_json_file(const std::filesystem::path& path) {
   return parse_json_text(read_small_file(path.string()), path.string());
 }
 
-}  // namespace bt::train
+}  // namespace bt::report

@@ -3,10 +3,10 @@
 
 #include <fstream>
 
-#include "train/progress.h"
-#include "train/run_log.h"
+#include "report/progress.h"
+#include "report/run_log.h"
 
-using namespace bt::train;
+using namespace bt::report;
 
 TEST(Progress, RenderShowsStepsAndEta) {
   ProgressBar bar(100, 0, stdout, false);

@@ -5,11 +5,11 @@
 #include <cstdio>
 #include <cstring>
 
-#include "train/canvas.h"
-#include "train/font5x7.h"
-#include "train/plot.h"
+#include "report/canvas.h"
+#include "report/font5x7.h"
+#include "report/plot.h"
 
-using namespace bt::train;
+using namespace bt::report;
 
 namespace {
 struct Png {

@@ -1,8 +1,8 @@
 // A 5x7 bitmap font for ASCII 32..126 (one byte per row, bit 4 = leftmost column), drawn by hand for the plots.
 // g p q y are drawn two rows lower (see glyph_drop) so their tails hang below the baseline.
-#include "train/font5x7.h"
+#include "report/font5x7.h"
 
-namespace bt::train {
+namespace bt::report {
 
 namespace {
 const unsigned char kGlyphs[95][7] = {
@@ -111,4 +111,4 @@ const unsigned char* glyph5x7(char c) {
 
 int glyph_drop(char c) { return (c == 'g' || c == 'p' || c == 'q' || c == 'y') ? 2 : 0; }
 
-}  // namespace bt::train
+}  // namespace bt::report

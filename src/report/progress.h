@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <string>
 
-namespace bt::train {
+namespace bt::report {
 
 std::string format_duration(double seconds);  // "1:02:03" or "02:03"
 
@@ -31,4 +31,4 @@ class ProgressBar {
   std::string last_line_;
 };
 
-}  // namespace bt::train
+}  // namespace bt::report

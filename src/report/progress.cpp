@@ -1,4 +1,4 @@
-#include "train/progress.h"
+#include "report/progress.h"
 
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include "common/error.h"
 #include "common/terminal.h"
 
-namespace bt::train {
+namespace bt::report {
 
 std::string format_duration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return "--:--";
@@ -73,4 +73,4 @@ void ProgressBar::finish() {
   std::fflush(out_);
 }
 
-}  // namespace bt::train
+}  // namespace bt::report

@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-namespace bt::train {
+namespace bt::report {
 
 // CRC32C (Castagnoli), and the masking TFRecord applies to it.
 uint32_t crc32c(std::string_view data);
@@ -37,4 +37,4 @@ class TensorBoardWriter {
   std::FILE* file_ = nullptr;
 };
 
-}  // namespace bt::train
+}  // namespace bt::report

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace bt::train {
+namespace bt::report {
 
 inline constexpr double kDataBoundWaitPercent = 3.0;
 inline constexpr double kComputeBoundFraction = 0.97;
@@ -38,4 +38,4 @@ struct BenchReport {
   void write_png(const std::filesystem::path& path) const;
 };
 
-}  // namespace bt::train
+}  // namespace bt::report

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-namespace bt::train {
+namespace bt::report {
 
 struct HfStateInfo {
   int64_t global_step = 0, max_steps = 0, steps_per_epoch = 0;  // steps_per_epoch 0: unknown (no epoch keys)
@@ -65,4 +65,4 @@ struct ModelCard {
 };
 std::string model_card_markdown(const ModelCard& card);
 
-}  // namespace bt::train
+}  // namespace bt::report

@@ -13,7 +13,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-namespace bt::train {
+namespace bt::report {
 
 class TensorBoardWriter;
 
@@ -58,4 +58,4 @@ std::vector<WindowRecord> read_window_records(const std::filesystem::path& path)
 void write_json_atomic(const std::filesystem::path& path, const nlohmann::json& j);
 nlohmann::json read_json_file(const std::filesystem::path& path);  // error names the file
 
-}  // namespace bt::train
+}  // namespace bt::report

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace bt::train {
+namespace bt::report {
 
 struct Series {
   std::string label;
@@ -33,4 +33,4 @@ struct Bar {
 void write_bar_chart_png(const std::filesystem::path& path, const std::string& title, const std::string& y_label,
                          const std::vector<Bar>& bars, int width = 960, int height = 480);
 
-}  // namespace bt::train
+}  // namespace bt::report

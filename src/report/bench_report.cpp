@@ -1,11 +1,11 @@
-#include "train/bench_report.h"
+#include "report/bench_report.h"
 
 #include <cstdio>
 
 #include "common/error.h"
-#include "train/plot.h"
+#include "report/plot.h"
 
-namespace bt::train {
+namespace bt::report {
 
 namespace {
 std::string f1(double v) {
@@ -81,4 +81,4 @@ void BenchReport::write_png(const std::filesystem::path& path) const {
   write_bar_chart_png(path, title, "samples/s", bars);
 }
 
-}  // namespace bt::train
+}  // namespace bt::report

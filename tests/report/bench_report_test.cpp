@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
-#include "train/bench_report.h"
+#include "report/bench_report.h"
 
-using namespace bt::train;
+using namespace bt::report;
 
 TEST(BenchReport, VerdictNamesTheBottleneck) {
   BenchReport r;

@@ -1,13 +1,13 @@
-#include "train/hf_outputs.h"
+#include "report/hf_outputs.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <sstream>
 
-#include "train/run_log.h"
+#include "report/run_log.h"
 
-namespace bt::train {
+namespace bt::report {
 
 namespace fs = std::filesystem;
 
@@ -212,4 +212,4 @@ std::string model_card_markdown(const ModelCard& c) {
   return m.str();
 }
 
-}  // namespace bt::train
+}  // namespace bt::report

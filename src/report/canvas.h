@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace bt::train {
+namespace bt::report {
 
 struct Rgb {
   uint8_t r, g, b;
@@ -35,4 +35,4 @@ class Canvas {
   std::vector<uint8_t> px_;
 };
 
-}  // namespace bt::train
+}  // namespace bt::report

@@ -1,4 +1,4 @@
-#include "train/tensorboard.h"
+#include "report/tensorboard.h"
 
 #include <unistd.h>
 
@@ -11,7 +11,7 @@
 
 #include "common/error.h"
 
-namespace bt::train {
+namespace bt::report {
 
 namespace {
 
@@ -121,4 +121,4 @@ void TensorBoardWriter::write_record(const std::string& event) {
     fail(path_, ": cannot write (disk full?): ", std::strerror(errno));
 }
 
-}  // namespace bt::train
+}  // namespace bt::report

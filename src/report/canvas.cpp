@@ -1,4 +1,4 @@
-#include "train/canvas.h"
+#include "report/canvas.h"
 
 #include <png.h>
 
@@ -8,9 +8,9 @@
 
 #include "common/atomic_file.h"
 #include "common/error.h"
-#include "train/font5x7.h"
+#include "report/font5x7.h"
 
-namespace bt::train {
+namespace bt::report {
 
 Canvas::Canvas(int width, int height, Rgb bg) : w_(width), h_(height), px_(size_t(width) * height * 3) {
   for (size_t i = 0; i < px_.size(); i += 3) {
@@ -106,4 +106,4 @@ void Canvas::write_png(const std::filesystem::path& path) const {
   write_file_atomic(path, bytes);
 }
 
-}  // namespace bt::train
+}  // namespace bt::report
