@@ -6,8 +6,8 @@
 
 #include "common/error.h"
 #include "data/captions_dataset.h"
+#include "model/autocast.h"
 #include "source/source.h"
-#include "train/torch/evaluate.h"
 
 namespace bt::train {
 
@@ -70,7 +70,7 @@ torch::Tensor embed_images(model::BridgeTowerForContrastiveLearning& model, std:
     torch::Tensor pixels = torch::from_blob(b->pixels.data(), {B, 3, S, S}, torch::kFloat32).to(o.device);
     torch::Tensor e;
     {
-      Bf16Autocast ac(o.bf16, o.device);
+      model::AutocastScope ac(o.bf16, o.device);
       e = model->encode_image(pixels);
     }
     e = e.to(torch::kCPU, torch::kFloat32);
@@ -95,7 +95,7 @@ torch::Tensor embed_texts(model::BridgeTowerForContrastiveLearning& model, const
     auto enc = tok.encode_batch(chunk, o.max_seq_length, text::Padding::kLongest, 1);
     auto ids = torch::from_blob(enc.input_ids.data(), {enc.batch, enc.length}, torch::kInt64).to(o.device);
     auto mask = torch::from_blob(enc.attention_mask.data(), {enc.batch, enc.length}, torch::kInt64).to(o.device);
-    Bf16Autocast ac(o.bf16, o.device);
+    model::AutocastScope ac(o.bf16, o.device);
     parts.push_back(model->encode_text(ids, mask).to(torch::kCPU, torch::kFloat32));
   }
   if (parts.empty()) return torch::zeros({0, model->config().contrastive_hidden_size});

@@ -10,11 +10,11 @@
 #include "common/error.h"
 #include "media/npy.h"
 #include "model/api.h"
+#include "model/device.h"
 #include "report/progress.h"
 #include "report/run_log.h"
 #include "source/source.h"
 #include "train/embed_index.h"
-#include "train/torch/device.h"
 #include "train/torch/embed_eval.h"
 
 namespace fs = std::filesystem;
@@ -45,8 +45,8 @@ void write_npy(const fs::path& path, const torch::Tensor& t) {
 
 EncodeSummary run_encode(const EncodeOptions& o) {
   check(o);
-  const torch::Device device = parse_device(o.device);
-  if (device.is_cpu()) model::configure_torch_threads(torch_threads_for(0, o.dataloader_num_workers, device));
+  const torch::Device device = model::parse_device(o.device);
+  if (device.is_cpu()) model::configure_torch_threads(model::torch_threads_for(0, o.dataloader_num_workers, device));
   source::SourceOptions so;
   so.image_column = o.image_column;
   so.caption_column = o.caption_column;

@@ -1,50 +1,11 @@
 #include "train/torch/evaluate.h"
 
-#include <ATen/autocast_mode.h>
-#include <torch/version.h>
-
 #include <unordered_map>
 
+#include "model/autocast.h"
 #include "train/torch/batch_source.h"
 
 namespace bt::train {
-
-// libtorch 2.4 replaced the per-device autocast setters (set_enabled, set_cpu_enabled, set_autocast_gpu_dtype, ...)
-// by ones taking the device type; the old names are deprecated there and may be gone in later releases.
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-#define BT_AUTOCAST_BY_DEVICE_TYPE 1
-#endif
-
-Bf16Autocast::Bf16Autocast(bool enabled, const torch::Device& device, at::ScalarType dtype)
-    : on_(enabled), cuda_(device.is_cuda()) {
-  if (!on_) return;
-#ifdef BT_AUTOCAST_BY_DEVICE_TYPE
-  const auto type = cuda_ ? at::kCUDA : at::kCPU;
-  at::autocast::set_autocast_dtype(type, dtype);
-  at::autocast::set_autocast_enabled(type, true);
-#else
-  if (cuda_) {
-    at::autocast::set_autocast_gpu_dtype(dtype);
-    at::autocast::set_enabled(true);
-  } else {
-    at::autocast::set_autocast_cpu_dtype(dtype);
-    at::autocast::set_cpu_enabled(true);
-  }
-#endif
-}
-
-Bf16Autocast::~Bf16Autocast() {
-  if (!on_) return;
-#ifdef BT_AUTOCAST_BY_DEVICE_TYPE
-  at::autocast::set_autocast_enabled(cuda_ ? at::kCUDA : at::kCPU, false);
-#else
-  if (cuda_)
-    at::autocast::set_enabled(false);
-  else
-    at::autocast::set_cpu_enabled(false);
-#endif
-  at::autocast::clear_cache();
-}
 
 EvalResult evaluate(model::BridgeTowerForContrastiveLearning& model, loader::Loader& loader,
                     const text::Tokenizer& tok, int max_len, const torch::Device& device, bool bf16) {
@@ -62,7 +23,7 @@ EvalResult evaluate(model::BridgeTowerForContrastiveLearning& model, loader::Loa
     if (mb->size < 2) continue;  // a contrastive loss needs negatives
     model::ContrastiveOutput out;
     {
-      Bf16Autocast ac(bf16, device);
+      model::AutocastScope ac(bf16, device);
       out = model->forward(mb->pixels, mb->input_ids, mb->attention_mask, true);
     }
     loss_sum += out.loss.item<double>() * static_cast<double>(mb->size);

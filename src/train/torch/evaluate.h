@@ -17,17 +17,6 @@ struct EvalResult {
   RetrievalScores recall;
 };
 
-// Switches autocast to bf16 (or `dtype`: fp16 for --fp16 on CUDA) on the device type of `device` for its lifetime
-// when `enabled`.
-class Bf16Autocast {
- public:
-  Bf16Autocast(bool enabled, const torch::Device& device, at::ScalarType dtype = at::kBFloat16);
-  ~Bf16Autocast();
-
- private:
-  bool on_, cuda_;
-};
-
 EvalResult evaluate(model::BridgeTowerForContrastiveLearning& model, loader::Loader& loader,
                     const text::Tokenizer& tok, int max_len, const torch::Device& device, bool bf16);
 

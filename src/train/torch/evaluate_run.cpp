@@ -11,10 +11,10 @@
 #include "data/captions_dataset.h"
 #include "data/matching_parse.h"
 #include "model/api.h"
+#include "model/device.h"
 #include "parquet/parquet_dataset.h"
 #include "report/run_log.h"
 #include "source/source.h"
-#include "train/torch/device.h"
 #include "train/torch/embed_eval.h"
 #include "train/torch/matching_source.h"
 
@@ -99,8 +99,8 @@ EvalMetrics retrieval(model::BridgeTowerForContrastiveLearning& m, const text::T
 
 EvalMetrics run_evaluate(const EvaluateOptions& o) {
   check(o);
-  const torch::Device device = parse_device(o.device);
-  if (device.is_cpu()) model::configure_torch_threads(torch_threads_for(0, o.dataloader_num_workers, device));
+  const torch::Device device = model::parse_device(o.device);
+  if (device.is_cpu()) model::configure_torch_threads(model::torch_threads_for(0, o.dataloader_num_workers, device));
   text::Tokenizer tok = text::Tokenizer::from_dir(o.model_name_or_path);
   model::BridgeTowerForContrastiveLearning m = model::load_contrastive(o.model_name_or_path);
   m->to(device);

@@ -17,11 +17,11 @@
 #include "loader/loader.h"
 #include "model/api.h"
 #include "model/bridgetower.h"
+#include "model/device.h"
 #include "report/hf_outputs.h"
 #include "report/run_log.h"
 #include "source/source.h"
 #include "text/tokenizer.h"
-#include "train/torch/device.h"
 #include "train/torch/evaluate.h"
 #include "train/torch/gpu_media.h"
 #include "train/torch/matching_source.h"
@@ -186,8 +186,8 @@ nlohmann::json final_evaluations(const Plan& plan, const TrainOptions& t, const 
                                  const TrainSummary& sum) {
   nlohmann::json eval_metrics = nlohmann::json::object();
   if (plan.evals.empty()) return eval_metrics;
-  const torch::Device device = parse_device(t.device);
-  if (device.is_cpu()) model::configure_torch_threads(torch_threads_for(t.torch_threads, t.dataloader_num_workers, device));
+  const torch::Device device = model::parse_device(t.device);
+  if (device.is_cpu()) model::configure_torch_threads(model::torch_threads_for(t.torch_threads, t.dataloader_num_workers, device));
   auto m = model::load_contrastive(model_dir);
   m->to(device);
   const text::Tokenizer tok = text::Tokenizer::from_dir(model_dir);

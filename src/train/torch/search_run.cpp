@@ -11,11 +11,11 @@
 #include "data/captions_dataset.h"
 #include "media/npy.h"
 #include "model/api.h"
+#include "model/device.h"
 #include "report/canvas.h"
 #include "report/run_log.h"
 #include "source/source.h"
 #include "train/embed_index.h"
-#include "train/torch/device.h"
 #include "train/torch/embed_eval.h"
 
 namespace fs = std::filesystem;
@@ -98,7 +98,7 @@ int run_search(const SearchOptions& o) {
   const bool by_text = !o.query.empty();
   if (!by_text && !fs::exists(dir / "text_embeds.npy"))
     fail("--index ", o.index, ": it has no texts to rank for an image (the data had no captions)");
-  const torch::Device device = parse_device(o.device);
+  const torch::Device device = model::parse_device(o.device);
   model::BridgeTowerForContrastiveLearning m = model::load_contrastive(model_dir);
   m->to(device);
   // One query: batch 1, no loader threads; captions cut as at encode time.

@@ -8,14 +8,13 @@
 #include "data/synth.h"
 #include "dist/env.h"
 #include "hub/hub.h"
+#include "model/device.h"
 #include "model/preprocessor.h"
 #include "model/quick_gelu.h"
 #include "report/run_log.h"
 #include "source/source.h"
 #include "text/train_bpe.h"
 #include "train/checkpoint_dir.h"
-#include "train/torch/cuda_ops.h"
-#include "train/torch/device.h"
 #include "train/torch/gpu_media.h"
 
 namespace bt::train {
@@ -259,7 +258,6 @@ void build_model(TrainRun& r) {
   r.model->bridgetower->gradient_checkpointing = o.gradient_checkpointing;
   model::reset_quick_gelu_cuda_path();  // this run's op paths (TrainSummary::op_paths)
   AdamW::reset_path_used();
-  register_cuda_ops();  // the fused QuickGELU kernels for CUDA tensors (a no-op without them)
   r.opt.emplace(make_adamw(*r.model, {o.learning_rate, o.adam_beta1, o.adam_beta2, o.adam_epsilon, o.weight_decay}));
 }
 
@@ -429,7 +427,7 @@ std::unique_ptr<TrainRun> setup_run(const TrainOptions& options, const TrainHook
   for (auto [p, flag] : {std::pair{&o.model_name_or_path, "--model_name_or_path"}, {&o.tokenizer_name, "--tokenizer_name"}})
     if (!p->empty()) *p = hub::resolve(*p, hub::RepoType::Model, o.model_revision, o.cache_dir, flag);
   check_options(o);
-  r.device = parse_device(o.device);
+  r.device = model::parse_device(o.device);
   check_media_pipeline(o, hooks, r.device);
   // Rendezvous first, so every rank runs the checks below before rank 0 writes anything.
   r.group = dist::init_process_group(dist_env(o), {o.ddp_timeout, o.device});
@@ -445,7 +443,7 @@ std::unique_ptr<TrainRun> setup_run(const TrainOptions& options, const TrainHook
   }
   // A resumed run reads the tokenizer it saved in its checkpoint (so the same command line can be rerun).
   check_model_paths(o);
-  r.torch_threads = torch_threads_for(o.torch_threads, o.dataloader_num_workers, r.device);
+  r.torch_threads = model::torch_threads_for(o.torch_threads, o.dataloader_num_workers, r.device);
   model::configure_torch_threads(r.torch_threads);
   torch::manual_seed(o.seed);
 

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "common/error.h"
+#include "model/cuda_ops.h"
 #include "model/quick_gelu.h"
 #include "report/plot.h"
 #include "report/progress.h"
@@ -20,7 +21,6 @@
 #include "train/throughput.h"
 #include "train/torch/batch_provider.h"
 #include "train/torch/contrastive_step.h"
-#include "train/torch/cuda_ops.h"
 #include "train/torch/embed_eval.h"
 #include "train/torch/evaluate.h"
 #include "train/torch/train_setup.h"
@@ -286,7 +286,7 @@ TrainSummary TrainLoop::finish() {
   sum.first_loss = first_loss_;
   sum.data_wait_percent = rs.data_wait_percent;
   sum.op_paths = str("adamw ", AdamW::path_used(),
-                     r_.device.is_cuda() || fused_ops_fail_injected() ? str(", quick_gelu ", model::quick_gelu_cuda_path()) : std::string());
+                     r_.device.is_cuda() || model::fused_ops_fail_injected() ? str(", quick_gelu ", model::quick_gelu_cuda_path()) : std::string());
   if (evaluated_) sum.eval_loss = last_eval_.loss;
   if (selector_.best_metric()) sum.best_metric = *selector_.best_metric();
   const fs::path best_dir = r_.out / ("checkpoint-" + std::to_string(selector_.best_step()));

@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace bt::train {
+namespace bt::model {
 
 // cpu, cuda or cuda:N; fails (naming --device) on anything else and on cuda when libtorch sees no CUDA device.
 torch::Device parse_device(const std::string& device);
@@ -14,4 +14,4 @@ torch::Device parse_device(const std::string& device);
 // ~9x slower on 2 cores), else 0 (torch's default). The one rule for train, evaluate and the final evaluations.
 int torch_threads_for(int requested, int loader_workers, const torch::Device& device);
 
-}  // namespace bt::train
+}  // namespace bt::model

@@ -1,4 +1,4 @@
-#include "train/torch/cuda_ops.h"
+#include "model/cuda_ops.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -14,7 +14,7 @@
 #include "cuda/quick_gelu.h"
 #endif
 
-namespace bt::train {
+namespace bt::model {
 
 #if defined(BT_HAVE_CUDA) && defined(BT_TORCH_CUDA)
 namespace {
@@ -45,7 +45,7 @@ void bwd(const torch::Tensor& dy, const torch::Tensor& x, torch::Tensor& dx) {
 }  // namespace
 
 bool register_real_kernels() {
-  model::set_quick_gelu_cuda(fwd, bwd);
+  set_quick_gelu_cuda(fwd, bwd);
   return true;
 }
 #else
@@ -60,7 +60,7 @@ void failing_bwd(const torch::Tensor&, const torch::Tensor&, torch::Tensor&) { i
 
 bool register_cuda_ops() {
   if (fused_ops_fail_injected()) {
-    model::set_quick_gelu_cuda(failing_fwd, failing_bwd, /*any_device=*/true);
+    set_quick_gelu_cuda(failing_fwd, failing_bwd, /*any_device=*/true);
     return true;
   }
   if (!fused_ops_enabled()) return false;
@@ -77,4 +77,4 @@ bool fused_ops_fail_injected() {
   return v && std::strcmp(v, "fail") == 0;
 }
 
-}  // namespace bt::train
+}  // namespace bt::model

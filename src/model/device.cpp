@@ -1,11 +1,11 @@
-#include "train/torch/device.h"
+#include "model/device.h"
 
 #include <algorithm>
 #include <thread>
 
 #include "common/error.h"
 
-namespace bt::train {
+namespace bt::model {
 
 torch::Device parse_device(const std::string& device) {
   if (device == "cpu") return torch::kCPU;
@@ -22,4 +22,4 @@ int torch_threads_for(int requested, int loader_workers, const torch::Device& de
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency()) - loader_workers);
 }
 
-}  // namespace bt::train
+}  // namespace bt::model

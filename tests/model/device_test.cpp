@@ -1,13 +1,13 @@
-// train/torch/device.h: --device parsing and the one intra-op thread rule of train, evaluate and final evaluations.
+// model/device.h: --device parsing and the one intra-op thread rule of train, evaluate and final evaluations.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <thread>
 
 #include "common/error.h"
-#include "train/torch/device.h"
+#include "model/device.h"
 
-namespace bt::train {
+namespace bt::model {
 namespace {
 
 TEST(Device, ParsesCpuAndRefusesOthersNamingTheFlag) {
@@ -30,4 +30,4 @@ TEST(Device, TorchThreadsAreWhatTheLoaderWorkersLeaveFree) {
 }
 
 }  // namespace
-}  // namespace bt::train
+}  // namespace bt::model
