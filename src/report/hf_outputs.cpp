@@ -100,10 +100,13 @@ void write_hf_trainer_state(const fs::path& path, const fs::path& metrics_jsonl,
   write_json_atomic(path, hf_trainer_state(info, history));
 }
 
-void save_hf_metrics(const fs::path& output_dir, const std::string& split, const nlohmann::json& metrics) {
-  for (const fs::path& p : {output_dir / (split + "_results.json"), output_dir / "all_results.json"}) {
+void save_hf_metrics(const fs::path& output_dir, const std::string& split, const nlohmann::json& metrics,
+                     const nlohmann::json& own) {
+  const fs::path split_file = output_dir / (split + "_results.json");
+  for (const fs::path& p : {split_file, output_dir / "all_results.json"}) {
     nlohmann::json j = fs::exists(p) ? read_json_file(p) : nlohmann::json::object();
     if (!j.is_object()) j = nlohmann::json::object();
+    if (p == split_file) j.update(own);
     j.update(metrics);
     write_json_atomic(p, j);
   }

@@ -52,8 +52,10 @@ void write_hf_trainer_state(const std::filesystem::path& path, const std::filesy
                             const HfStateInfo& info);
 
 // HF's save_metrics(split, metrics, combined=True): output_dir/<split>_results.json holds `metrics` merged over what
-// the file held (train: bridgetune's own keys stay), and all_results.json gathers every split's keys.
-void save_hf_metrics(const std::filesystem::path& output_dir, const std::string& split, const nlohmann::json& metrics);
+// the file held, and all_results.json gathers every split's keys. `own`: keys of the split file only, beside HF's
+// (train: bridgetune's throughput, losses, ...; where a name is in both, `metrics` wins); each file is written once.
+void save_hf_metrics(const std::filesystem::path& output_dir, const std::string& split, const nlohmann::json& metrics,
+                     const nlohmann::json& own = nlohmann::json::object());
 
 struct ModelCard {
   std::string model_name;      // the output folder's name

@@ -113,6 +113,11 @@ TEST(HfOutputs, SaveMetricsMergesIntoTheSplitFileAndAllResults) {
   const auto all = read_json_file(d / "all_results.json");
   for (const char* k : {"train_runtime", "epoch", "eval_loss", "test_loss"}) EXPECT_TRUE(all.contains(k)) << k;
   EXPECT_FALSE(all.contains("data_wait_percent"));  // only what was saved as metrics
+  // The trainer's own keys go into train_results.json in the same write, and not into all_results.json.
+  save_hf_metrics(d, "train", {{"train_loss", 0.5}}, {{"global_step", 7}, {"train_loss", 9.0}});
+  EXPECT_EQ(read_json_file(d / "train_results.json")["global_step"], 7);
+  EXPECT_EQ(read_json_file(d / "train_results.json")["train_loss"], 0.5);  // HF's value wins a clash
+  EXPECT_FALSE(read_json_file(d / "all_results.json").contains("global_step"));
   fs::remove_all(d);
 }
 

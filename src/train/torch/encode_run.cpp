@@ -8,6 +8,7 @@
 
 #include "common/atomic_file.h"
 #include "common/error.h"
+#include "eval/torch/embed_eval.h"
 #include "media/npy.h"
 #include "model/api.h"
 #include "model/device.h"
@@ -15,7 +16,6 @@
 #include "report/run_log.h"
 #include "source/source.h"
 #include "train/embed_index.h"
-#include "train/torch/embed_eval.h"
 
 namespace fs = std::filesystem;
 
@@ -58,11 +58,11 @@ EncodeSummary run_encode(const EncodeOptions& o) {
   text::Tokenizer tok = text::Tokenizer::from_dir(o.model_name_or_path);
   model::BridgeTowerForContrastiveLearning m = model::load_contrastive(o.model_name_or_path);
   m->to(device);
-  const EmbedOptions eo = standalone_embed_options(m, o.per_device_eval_batch_size, o.dataloader_num_workers,
+  const eval::EmbedOptions eo = eval::standalone_embed_options(m, o.per_device_eval_batch_size, o.dataloader_num_workers,
                                                    o.max_seq_length, o.on_bad_sample, device, o.bf16);
   std::optional<report::ProgressBar> bar;  // made at the first batch, when the number of distinct images is known
   const auto t0 = std::chrono::steady_clock::now();
-  const EncodedCollection c = encode_collection(m, tok, data, eo, [&](size_t done, size_t total) {
+  const eval::EncodedCollection c = eval::encode_collection(m, tok, data, eo, [&](size_t done, size_t total) {
     if (!bar) bar.emplace(int64_t(total), 0, stdout, !o.quiet && report::ProgressBar::stdout_is_tty());
     bar->update(int64_t(done), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), "images");
   });

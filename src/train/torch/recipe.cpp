@@ -9,10 +9,14 @@
 #include <cmath>
 #include <ctime>
 #include <filesystem>
+#include <optional>
 
 #include "common/atomic_file.h"
 #include "common/error.h"
 #include "data/captions_dataset.h"
+#include "eval/metrics.h"
+#include "eval/torch/embed_eval.h"
+#include "eval/torch/matching_source.h"
 #include "hub/hub.h"
 #include "loader/loader.h"
 #include "model/api.h"
@@ -22,9 +26,7 @@
 #include "report/run_log.h"
 #include "source/source.h"
 #include "text/tokenizer.h"
-#include "train/torch/evaluate.h"
 #include "train/torch/gpu_media.h"
-#include "train/torch/matching_source.h"
 #include "train/torch/train_setup.h"
 
 namespace bt::train {
@@ -103,37 +105,27 @@ Plan plan_of(RecipeOptions& r) {
   return p;
 }
 
-// One final evaluation (HF's trainer.evaluate(dataset, metric_key_prefix)): contrastive loss and retrieval recall,
-// timed, with HF's key names.
+// One final evaluation (HF's trainer.evaluate(dataset, metric_key_prefix)): the trainer's evaluation of a split
+// (eval/torch/embed_eval.h) through a loader with the validation loader's options (the model's mean/std
+// included), and the contest's task when the split has its shape (caption_choices + label); timed, HF's key names.
 nlohmann::json evaluate_split(model::BridgeTowerForContrastiveLearning& m, const text::Tokenizer& tok, const Split& s,
                               const TrainOptions& t, const torch::Device& device) {
   auto ds = source::open_source(s.path, source_options(t, s.flag, s.max_rows, /*locality_order=*/false)).dataset;
-  // The validation loader's options, as run_train's own eval uses them (the model's mean/std included).
   loader::Loader loader(ds, loader_options(t, m->config(), t.per_device_eval_batch_size, /*train=*/false));
-  const auto t0 = std::chrono::steady_clock::now();
-  const EvalResult r = evaluate(m, loader, tok, t.max_seq_length, device, t.bf16);
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (r.samples == 0) fail(s.flag, " ", s.path, ": no batch of 2 or more rows to evaluate (", ds->size(), " rows)");
-  const double steps = double(loader.batches_per_epoch());
-  const std::string p = s.prefix + "_";
-  nlohmann::json metrics = {
-      {p + "loss", r.loss},
-      {p + "runtime", secs},
-      {p + "samples_per_second", double(r.samples) / secs},
-      {p + "steps_per_second", steps / secs},
-      {p + "samples", r.samples},
-      {p + "i2t_r1", r.recall.i2t_r1}, {p + "i2t_r5", r.recall.i2t_r5}, {p + "i2t_r10", r.recall.i2t_r10},
-      {p + "t2i_r1", r.recall.t2i_r1}, {p + "t2i_r5", r.recall.t2i_r5}, {p + "t2i_r10", r.recall.t2i_r10}};
-  // The contest's task when the split has its shape (caption_choices + label), as during training.
-  MatchingSourceOptions mo = matching_source_options(t);
+  eval::MatchingSourceOptions mo = matching_source_options(t);
   mo.max_rows = s.max_rows;
   mo.flag = s.flag;
-  if (const std::string data = matching_data_of(s.path, mo); !data.empty()) {
-    const EmbedOptions eo = embed_options(t, m->config().vision.image_size, device);
-    const MatchingEval me = evaluate_matching(m, tok, open_matching(data, mo).set, eo);
-    metrics[p + "matching_accuracy"] = me.scores.accuracy;
-    metrics[p + "matching_chance"] = matching_chance(me);
-  }
+  std::optional<eval::OpenedMatching> matching;
+  if (const std::string data = eval::matching_data_of(s.path, mo); !data.empty()) matching = eval::open_matching(data, mo);
+  const eval::SplitEval e = eval::evaluate_split(m, tok, ds, loader, matching ? &matching->set : nullptr,
+                                                 embed_options(t, m->config().vision.image_size, device));
+  if (e.retrieval.loss_samples == 0)
+    fail(s.flag, " ", s.path, ": no batch of 2 or more rows to evaluate (", ds->size(), " rows)");
+  nlohmann::json metrics = eval::to_json(e, s.prefix);
+  const std::string p = s.prefix + "_";
+  metrics[p + "runtime"] = e.seconds;
+  metrics[p + "samples_per_second"] = double(e.retrieval.pairs) / e.seconds;
+  metrics[p + "steps_per_second"] = double(e.retrieval.batches) / e.seconds;
   return metrics;
 }
 
@@ -246,7 +238,7 @@ void run_recipe(const RecipeOptions& options) {
   if (!t.tensorboard_dir.empty()) log.add_tensorboard(t.tensorboard_dir);
   if (plan.train) {
     const nlohmann::json m = train_metrics(sum, t);
-    report::save_hf_metrics(out, "train", m);  // train_results.json: bridgetune's keys plus HF's
+    report::save_hf_metrics(out, "train", m, sum.results);  // train_results.json: bridgetune's keys plus HF's
     nlohmann::json rec = m;
     rec.erase("train_samples");
     rec["step"] = sum.global_step;

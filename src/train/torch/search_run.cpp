@@ -9,6 +9,7 @@
 #include "common/file_gate.h"
 #include "common/json.h"
 #include "data/captions_dataset.h"
+#include "eval/torch/embed_eval.h"
 #include "media/npy.h"
 #include "model/api.h"
 #include "model/device.h"
@@ -16,7 +17,6 @@
 #include "report/run_log.h"
 #include "source/source.h"
 #include "train/embed_index.h"
-#include "train/torch/embed_eval.h"
 
 namespace fs = std::filesystem;
 
@@ -67,7 +67,7 @@ void draw_contact_sheet(const std::string& out, const nlohmann::json& index, con
   std::vector<size_t> rows;
   for (int64_t k : top) rows.push_back(images[size_t(k)].at("row").get<size_t>());
   constexpr int kThumb = 160, kPad = 12, kLabel = 22, kCols = 4;
-  const std::vector<std::vector<uint8_t>> thumbs = thumbnails(data, rows, kThumb);
+  const std::vector<std::vector<uint8_t>> thumbs = eval::thumbnails(data, rows, kThumb);
   const int n = int(rows.size()), cols = std::min(n, kCols), grid_rows = (n + kCols - 1) / kCols;
   report::Canvas c(kPad + cols * (kThumb + kPad), kPad + grid_rows * (kThumb + kLabel + kPad), {255, 255, 255});
   for (int i = 0; i < n; ++i) {
@@ -103,9 +103,9 @@ int run_search(const SearchOptions& o) {
   m->to(device);
   // One query: batch 1, no loader threads; captions cut as at encode time.
   const int max_len = index.contains("transform") ? index["transform"].value("max_seq_length", 128) : 128;
-  const EmbedOptions eo = standalone_embed_options(m, 1, 0, max_len, "error", device, o.bf16);
-  torch::Tensor q = by_text ? embed_text_list(m, text::Tokenizer::from_dir(model_dir), {o.query}, eo)
-                            : embed_image_rows(m, image_file(o.query_image), {0}, eo);
+  const eval::EmbedOptions eo = eval::standalone_embed_options(m, 1, 0, max_len, "error", device, o.bf16);
+  torch::Tensor q = by_text ? eval::embed_text_list(m, text::Tokenizer::from_dir(model_dir), {o.query}, eo)
+                            : eval::embed_image_rows(m, image_file(o.query_image), {0}, eo);
   const torch::Tensor gallery = read_embeddings(dir / (by_text ? "image_embeds.npy" : "text_embeds.npy"));
   const std::vector<nlohmann::json> keys = read_lines(dir / (by_text ? "images.jsonl" : "texts.jsonl"));
   if (int64_t(keys.size()) != gallery.size(0) || gallery.size(1) != q.size(1))

@@ -290,7 +290,7 @@ void build_loaders(TrainRun& r) {
   if (r.val_ds)
     r.val_loader = std::make_unique<loader::Loader>(r.val_ds, loader_options(o, r.cfg, o.per_device_eval_batch_size, false));
   if (r.val_ds && !r.val_matching_path.empty() && r.main_rank)  // only rank 0 evaluates
-    r.val_matching = open_matching(r.val_matching_path, matching_source_options(o));
+    r.val_matching = eval::open_matching(r.val_matching_path, matching_source_options(o));
 }
 
 // Model selection's options, resolved before output_dir is written (the demo's validation folder, not yet
@@ -299,11 +299,11 @@ void resolve_model_selection(TrainRun& r) {
   const TrainOptions& o = r.o;
   const bool has_val = r.demo || !r.val_path.empty();
   if (r.demo) r.val_matching_path = (r.out / "demo_data" / "validation").string();
-  else if (has_val) r.val_matching_path = matching_data_of(r.val_path, matching_source_options(o));
+  else if (has_val) r.val_matching_path = eval::matching_data_of(r.val_path, matching_source_options(o));
   SelectionOptions so{o.metric_for_best_model, o.greater_is_better, o.load_best_model_at_end,
                       o.early_stopping_patience, o.early_stopping_threshold};
   r.selection = resolve_selection(so, o.eval_steps, o.save_steps,
-                                  has_val ? eval_metric_keys(!r.val_matching_path.empty()) : std::vector<std::string>{});
+                                  has_val ? eval::eval_metric_keys(!r.val_matching_path.empty()) : std::vector<std::string>{});
   if (r.selection.active() && r.talk)
     std::printf("model selection: %s (%s is better)%s%s\n", r.selection.metric.c_str(),
                 r.selection.greater_is_better ? "greater" : "lower",
@@ -346,15 +346,8 @@ std::string fmt(const char* f, double v) {
   return b;
 }
 
-std::vector<std::string> eval_metric_keys(bool with_matching) {
-  std::vector<std::string> keys = {"eval_loss",   "eval_i2t_r1", "eval_i2t_r5", "eval_i2t_r10",
-                                   "eval_t2i_r1", "eval_t2i_r5", "eval_t2i_r10"};
-  if (with_matching) keys.insert(keys.end(), {"eval_matching_accuracy", "eval_matching_chance"});
-  return keys;
-}
-
-EmbedOptions embed_options(const TrainOptions& o, int image_size, const torch::Device& device) {
-  EmbedOptions eo;
+eval::EmbedOptions embed_options(const TrainOptions& o, int image_size, const torch::Device& device) {
+  eval::EmbedOptions eo;
   eo.batch_size = o.per_device_eval_batch_size;
   eo.num_workers = o.dataloader_num_workers;
   eo.image_size = image_size;
@@ -365,8 +358,8 @@ EmbedOptions embed_options(const TrainOptions& o, int image_size, const torch::D
   return eo;
 }
 
-MatchingSourceOptions matching_source_options(const TrainOptions& o) {
-  MatchingSourceOptions m;
+eval::MatchingSourceOptions matching_source_options(const TrainOptions& o) {
+  eval::MatchingSourceOptions m;
   m.image_column = o.image_column;
   m.on_bad = o.on_bad_sample == "skip" ? data::OnBad::kSkip : data::OnBad::kError;
   m.max_rows = o.max_eval_samples;

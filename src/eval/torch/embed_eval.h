@@ -1,11 +1,14 @@
-// Evaluation of the contrastive model from its uni-modal embeddings (encode_text / encode_image): image<->text
-// retrieval over image-caption pairs and the contest's matching task. One implementation, used by
-// `bridgetune evaluate` and by the trainer's evaluation.
+// Evaluation of the contrastive model from its embeddings: image<->text retrieval over image-caption pairs and the
+// contest's matching task (results and metric names: eval/metrics.h). The one implementation behind
+// `bridgetune evaluate`, the trainer's evaluations during training, the recipe's final ones and the demo's scores.
 //
 // Contract:
-//  - Each distinct image (by Dataset::image_key) and each distinct text is encoded once, in batches of
-//    batch_size; images go through the loader (decode + eval transform, num_workers threads), normalised
-//    with the model's config().image (its preprocessor_config.json's mean/std).
+//  - Retrieval's gallery is the distinct images (by Dataset::image_key) of the good rows; every caption row whose
+//    image has an embedding is one query, once. Without the loss, each distinct image and text is encoded once
+//    (encode_image / encode_text: the uni-modal halves of the forward) in batches of batch_size; images go through
+//    a loader (decode + eval transform, num_workers threads), normalised with the model's config().image (its
+//    preprocessor_config.json's mean/std). With the loss (the trainer and the recipe), the caller's loader feeds
+//    the full forward, whose text and image embeddings are the same vectors.
 //  - on_bad_sample skip: an image that cannot be read or decoded drops its rows (counted in `skipped`);
 //    error: the first such image throws bt::Error naming it.
 //  - Embeddings are L2-normalised, so similarities are cosines; the model is in eval mode meanwhile (restored).
@@ -19,13 +22,12 @@
 
 #include "data/dataset.h"
 #include "data/matching_parse.h"
+#include "eval/metrics.h"
 #include "loader/loader.h"
 #include "model/bridgetower.h"
 #include "text/tokenizer.h"
-#include "train/matching.h"
-#include "train/retrieval.h"
 
-namespace bt::train {
+namespace bt::eval {
 
 struct EmbedOptions {
   int batch_size = 16;
@@ -43,12 +45,6 @@ EmbedOptions standalone_embed_options(model::BridgeTowerForContrastiveLearning& 
                                       int num_workers, int max_seq_length, const std::string& on_bad_sample,
                                       const torch::Device& device, bool bf16);
 
-struct RetrievalEval {
-  RetrievalScores scores;
-  int64_t pairs = 0, images = 0, texts = 0, skipped = 0;
-  double seconds = 0;
-};
-
 // Matching questions over the rows of a dataset: row image_row's image, its caption choices and the label.
 struct MatchingSet {
   std::shared_ptr<const data::Dataset> images;
@@ -60,23 +56,27 @@ struct MatchingSet {
   std::vector<Row> rows;
 };
 
-struct MatchingEval {
-  MatchingScores scores;
-  std::vector<MatchingAnswer> answers;  // per kept question, in order
-  std::vector<size_t> rows;             // the MatchingSet row of each answer
-  int64_t images = 0, texts = 0, skipped = 0;
-  double seconds = 0;
-};
-
 // Retrieval over the first `limit` rows of `pairs` (caption i belongs to image image_key(i)).
 RetrievalEval evaluate_retrieval(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
                                  std::shared_ptr<const data::Dataset> pairs, const EmbedOptions& o,
                                  size_t limit = SIZE_MAX);
 
+// Retrieval with the contrastive loss over every row of `pairs`, read by `loader` (the run's validation loader:
+// unshuffled, its transform, workers and decoded cache): each batch runs the full forward; the loss is averaged
+// over the batches of 2 rows or more (one row has no negatives); a row the loader delivers twice (a skipped row's
+// replacement) is scored once. o.max_seq_length cuts the captions; o's loader settings are not used.
+RetrievalEval evaluate_retrieval_with_loss(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
+                                           std::shared_ptr<const data::Dataset> pairs, loader::Loader& loader,
+                                           const EmbedOptions& o);
+
 MatchingEval evaluate_matching(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
                                const MatchingSet& set, const EmbedOptions& o);
-// The accuracy of guessing: the mean of 1 / choices over the answered questions (0 when none).
-double matching_chance(const MatchingEval& e);
+
+// A split's evaluation (metrics.h's SplitEval): retrieval with the loss as above, then matching on `matching`
+// (nullptr: the split has no questions).
+SplitEval evaluate_split(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
+                         std::shared_ptr<const data::Dataset> pairs, loader::Loader& loader,
+                         const MatchingSet* matching, const EmbedOptions& o);
 
 // The good rows of a matching JSONL file (`name`; image paths relative to `folder`) as a MatchingSet; the
 // returned `item_of_row` maps each set row back to its MatchingItem.
@@ -110,11 +110,11 @@ std::vector<std::vector<uint8_t>> thumbnails(std::shared_ptr<const data::Dataset
 // The held-out scores the built-in demo prints before and after training: matching accuracy on
 // DIR/matching.jsonl and retrieval on DIR's captions (a folder written by data::write_synth).
 struct HeldOutScores {
-  double matching_accuracy = 0, matching_chance = 0;
+  MatchingScores matching;
   RetrievalScores retrieval;
   int64_t images = 0;
 };
 HeldOutScores held_out_scores(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
                               const std::string& synth_dir, const EmbedOptions& o);
 
-}  // namespace bt::train
+}  // namespace bt::eval

@@ -1,11 +1,11 @@
-#include "train/retrieval.h"
+#include "eval/retrieval.h"
 
 #include <algorithm>
 #include <limits>
 
 #include "common/error.h"
 
-namespace bt::train {
+namespace bt::eval {
 
 namespace {
 // Median of 1-based ranks (the mean of the two middle ones for an even count).
@@ -22,6 +22,7 @@ RetrievalScores retrieval_recall(const std::vector<float>& sim, int64_t n_text, 
   if (static_cast<int64_t>(sim.size()) != n_text * n_image || static_cast<int64_t>(text_image.size()) != n_text)
     fail("retrieval_recall: similarity matrix is ", sim.size(), " values, expected ", n_text, "x", n_image);
   RetrievalScores r;
+  r.r1_chance = 1.0 / static_cast<double>(std::max<int64_t>(n_image, 1));
   if (n_text == 0 || n_image == 0) return r;
   auto at = [&](int64_t t, int64_t i) { return sim[t * n_image + i]; };
   std::vector<int64_t> t2i_ranks, i2t_ranks;
@@ -59,4 +60,4 @@ RetrievalScores retrieval_recall(const std::vector<float>& sim, int64_t n_text, 
   return r;
 }
 
-}  // namespace bt::train
+}  // namespace bt::eval

@@ -1,8 +1,8 @@
-#include "train/matching.h"
+#include "eval/matching.h"
 
 #include "common/error.h"
 
-namespace bt::train {
+namespace bt::eval {
 
 MatchingScores score_matching(const std::vector<float>& sim, int64_t n_text, int64_t n_image,
                               const std::vector<MatchingQuestion>& questions, std::vector<MatchingAnswer>* answers) {
@@ -11,6 +11,7 @@ MatchingScores score_matching(const std::vector<float>& sim, int64_t n_text, int
   MatchingScores s;
   if (answers) answers->clear();
   int64_t right = 0;
+  double chance_sum = 0;
   for (const MatchingQuestion& q : questions) {
     if (q.image < 0 || q.image >= n_image) fail("score_matching: question names image ", q.image, " of ", n_image);
     if (q.label < 0 || size_t(q.label) >= q.choice_text.size())
@@ -27,11 +28,13 @@ MatchingScores score_matching(const std::vector<float>& sim, int64_t n_text, int
           (a.predicted == q.label || a.scores[c] > a.scores[size_t(a.predicted)]))
         a.predicted = int(c);
     right += a.predicted == q.label;
+    chance_sum += 1.0 / double(a.scores.size());
     if (answers) answers->push_back(std::move(a));
   }
   s.count = int64_t(questions.size());
   s.accuracy = s.count ? double(right) / double(s.count) : 0.0;
+  s.chance = s.count ? chance_sum / double(s.count) : 0.0;
   return s;
 }
 
-}  // namespace bt::train
+}  // namespace bt::eval

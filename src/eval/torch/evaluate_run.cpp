@@ -1,5 +1,5 @@
-// `bridgetune evaluate` (see train/evaluate_run.h): checks, model + tokenizer, the task, result files.
-#include "train/evaluate_run.h"
+// `bridgetune evaluate` (see eval/evaluate_run.h): checks, model + tokenizer, the task, result files.
+#include "eval/evaluate_run.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -10,17 +10,17 @@
 #include "common/error.h"
 #include "data/captions_dataset.h"
 #include "data/matching_parse.h"
+#include "eval/torch/embed_eval.h"
+#include "eval/torch/matching_source.h"
 #include "model/api.h"
 #include "model/device.h"
 #include "parquet/parquet_dataset.h"
 #include "report/run_log.h"
 #include "source/source.h"
-#include "train/torch/embed_eval.h"
-#include "train/torch/matching_source.h"
 
 namespace fs = std::filesystem;
 
-namespace bt::train {
+namespace bt::eval {
 
 namespace {
 
@@ -40,8 +40,18 @@ void check(const EvaluateOptions& o) {
 
 std::string letter(int k) { return std::string(1, char('A' + k)); }
 
-EvalMetrics matching(model::BridgeTowerForContrastiveLearning& m, const text::Tokenizer& tok, const EvaluateOptions& o,
-                     const EmbedOptions& eo) {
+void add_metrics(EvalMetrics& m, const nlohmann::json& j) {
+  for (const auto& [k, v] : j.items()) m[k] = v.get<double>();
+}
+
+// A run's scores and the files that report them (written by run_evaluate once everything is scored).
+struct Scored {
+  EvalMetrics metrics;
+  std::string predictions;  // predictions.jsonl's lines (matching only)
+};
+
+Scored matching(model::BridgeTowerForContrastiveLearning& m, const text::Tokenizer& tok, const EvaluateOptions& o,
+                const EmbedOptions& eo) {
   MatchingSourceOptions mo;
   mo.image_column = o.image_column;
   mo.choices_column = o.choices_column;
@@ -52,8 +62,7 @@ EvalMetrics matching(model::BridgeTowerForContrastiveLearning& m, const text::To
   OpenedMatching opened = open_matching(o.data, mo);
   if (opened.set.rows.empty()) fail(o.data, ": no rows to score");
   MatchingEval r = evaluate_matching(m, tok, opened.set, eo);
-  fs::create_directories(o.output_dir);
-  std::string lines;
+  Scored out;
   for (size_t k = 0; k < r.answers.size(); ++k) {
     const MatchingSet::Row& q = opened.set.rows[r.rows[k]];
     nlohmann::ordered_json row = opened.where[r.rows[k]];
@@ -61,22 +70,21 @@ EvalMetrics matching(model::BridgeTowerForContrastiveLearning& m, const text::To
     row["predicted"] = letter(r.answers[k].predicted);
     row["correct"] = r.answers[k].predicted == q.label;
     row["scores"] = r.answers[k].scores;
-    lines += row.dump() + "\n";
+    out.predictions += row.dump() + "\n";
   }
-  write_file_atomic(fs::path(o.output_dir) / "predictions.jsonl", lines);
   const double n = double(r.scores.count);
-  return {{"eval_matching_accuracy", r.scores.accuracy},
-          {"eval_matching_count", n},
-          {"eval_matching_chance", matching_chance(r)},
-          {"eval_skipped", double(r.skipped + int64_t(opened.bad))},
-          {"eval_images", double(r.images)},
-          {"eval_texts", double(r.texts)},
-          {"eval_runtime", r.seconds},
-          {"eval_samples_per_second", r.seconds > 0 ? n / r.seconds : 0.0}};
+  out.metrics = {{"eval_matching_count", n},
+                 {"eval_skipped", double(r.skipped + int64_t(opened.bad))},
+                 {"eval_images", double(r.images)},
+                 {"eval_texts", double(r.texts)},
+                 {"eval_runtime", r.seconds},
+                 {"eval_samples_per_second", r.seconds > 0 ? n / r.seconds : 0.0}};
+  add_metrics(out.metrics, to_json(r.scores, "eval"));
+  return out;
 }
 
-EvalMetrics retrieval(model::BridgeTowerForContrastiveLearning& m, const text::Tokenizer& tok, const EvaluateOptions& o,
-                      const EmbedOptions& eo) {
+Scored retrieval(model::BridgeTowerForContrastiveLearning& m, const text::Tokenizer& tok, const EvaluateOptions& o,
+                 const EmbedOptions& eo) {
   source::SourceOptions so;
   so.image_column = o.image_column;
   so.caption_column = o.caption_column;
@@ -87,12 +95,16 @@ EvalMetrics retrieval(model::BridgeTowerForContrastiveLearning& m, const text::T
   std::shared_ptr<const data::Dataset> pairs = source::open_source(o.data, so).dataset;
   RetrievalEval r = evaluate_retrieval(m, tok, pairs, eo, o.max_eval_samples > 0 ? size_t(o.max_eval_samples) : SIZE_MAX);
   const double n = double(r.pairs);
-  const RetrievalScores& s = r.scores;
-  return {{"eval_i2t_r1", s.i2t_r1},       {"eval_i2t_r5", s.i2t_r5},     {"eval_i2t_r10", s.i2t_r10},
-          {"eval_t2i_r1", s.t2i_r1},       {"eval_t2i_r5", s.t2i_r5},     {"eval_t2i_r10", s.t2i_r10},
-          {"eval_i2t_median_rank", s.i2t_median_rank}, {"eval_t2i_median_rank", s.t2i_median_rank},
-          {"eval_samples", n},             {"eval_images", double(r.images)}, {"eval_skipped", double(r.skipped)},
-          {"eval_runtime", r.seconds},     {"eval_samples_per_second", r.seconds > 0 ? n / r.seconds : 0.0}};
+  Scored out;
+  out.metrics = {{"eval_i2t_median_rank", r.scores.i2t_median_rank},
+                 {"eval_t2i_median_rank", r.scores.t2i_median_rank},
+                 {"eval_samples", n},
+                 {"eval_images", double(r.images)},
+                 {"eval_skipped", double(r.skipped)},
+                 {"eval_runtime", r.seconds},
+                 {"eval_samples_per_second", r.seconds > 0 ? n / r.seconds : 0.0}};
+  add_metrics(out.metrics, to_json(r.scores, "eval"));
+  return out;
 }
 
 }  // namespace
@@ -106,12 +118,13 @@ EvalMetrics run_evaluate(const EvaluateOptions& o) {
   m->to(device);
   const EmbedOptions eo = standalone_embed_options(m, o.per_device_eval_batch_size, o.dataloader_num_workers,
                                                    o.max_seq_length, o.on_bad_sample, device, o.bf16);
-  EvalMetrics metrics = o.task == "matching" ? matching(m, tok, o, eo) : retrieval(m, tok, o, eo);
+  const Scored scored = o.task == "matching" ? matching(m, tok, o, eo) : retrieval(m, tok, o, eo);
   fs::create_directories(o.output_dir);
+  if (o.task == "matching") write_file_atomic(fs::path(o.output_dir) / "predictions.jsonl", scored.predictions);
   nlohmann::ordered_json j;
-  for (const auto& [k, v] : metrics) j[k] = v;
+  for (const auto& [k, v] : scored.metrics) j[k] = v;
   report::write_json_atomic(fs::path(o.output_dir) / "eval_results.json", j);
-  return metrics;
+  return scored.metrics;
 }
 
-}  // namespace bt::train
+}  // namespace bt::eval

@@ -1,9 +1,9 @@
 #include <gtest/gtest.h>
 
 #include "common/error.h"
-#include "train/retrieval.h"
+#include "eval/retrieval.h"
 
-using namespace bt::train;
+using namespace bt::eval;
 
 TEST(Retrieval, PerfectAndSharedImages) {
   // 3 texts, 2 images; texts 0 and 1 describe image 0.

@@ -1,5 +1,5 @@
 // `bridgetune evaluate` as a library call: load a contrastive checkpoint and score it on the contest's matching
-// task or on image<->text retrieval (train/torch/embed_eval.h does the scoring). Torch-free header, so the CLI
+// task or on image<->text retrieval (eval/torch/embed_eval.h does the scoring). Torch-free header, so the CLI
 // file compiles fast.
 //
 // Contract:
@@ -14,7 +14,7 @@
 
 #include "data/jsonl.h"
 
-namespace bt::train {
+namespace bt::eval {
 
 struct EvaluateOptions {
   std::string model_name_or_path;
@@ -39,4 +39,4 @@ using EvalMetrics = std::map<std::string, double>;
 
 EvalMetrics run_evaluate(const EvaluateOptions& options);
 
-}  // namespace bt::train
+}  // namespace bt::eval

@@ -1,5 +1,5 @@
 // The matching task's data (see matching_source.h): shape detection and the JSONL / parquet readers.
-#include "train/torch/matching_source.h"
+#include "eval/torch/matching_source.h"
 
 #include <unistd.h>
 
@@ -17,7 +17,7 @@
 
 namespace fs = std::filesystem;
 
-namespace bt::train {
+namespace bt::eval {
 
 namespace {
 
@@ -125,4 +125,4 @@ OpenedMatching open_matching(const std::string& path, const MatchingSourceOption
   return data::classify_source(what) == data::SourceKind::kParquet ? open_parquet(what, o) : open_jsonl(what, o);
 }
 
-}  // namespace bt::train
+}  // namespace bt::eval

@@ -12,9 +12,9 @@
 
 #include "data/bad_rows.h"
 #include "data/jsonl.h"
-#include "train/torch/embed_eval.h"
+#include "eval/torch/embed_eval.h"
 
-namespace bt::train {
+namespace bt::eval {
 
 struct MatchingSourceOptions {
   std::string image_column = "image", choices_column = "caption_choices", label_column = "label";
@@ -37,4 +37,4 @@ struct OpenedMatching {
 // Opens matching_data_of(path) (or `path` itself when it is that data); bad rows follow o.on_bad.
 OpenedMatching open_matching(const std::string& path, const MatchingSourceOptions& o);
 
-}  // namespace bt::train
+}  // namespace bt::eval

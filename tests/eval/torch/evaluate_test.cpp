@@ -1,5 +1,6 @@
-// `bridgetune evaluate` and its scoring (train/torch/embed_eval.h): matching agrees with scoring every
-// (image, choice) pair through the full forward pass, retrieval agrees with the trainer's pair-forward eval, and
+// `bridgetune evaluate` and its scoring (eval/torch/embed_eval.h): matching agrees with scoring every
+// (image, choice) pair through the full forward pass, retrieval from the encoders agrees with the forward's
+// (the trainer's, with the loss; a short last batch of one row counts in the recall, not in the loss), and
 // bad rows give one-line errors naming file and line (or counted skips); a model folder's preprocessor_config.json
 // mean/std normalise the pixels of evaluate and of the trainer.
 #include <gtest/gtest.h>
@@ -10,11 +11,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "../../train/torch/run_bridgetune.h"
 #include "data/captions_dataset.h"
 #include "data/synth.h"
-#include "run_bridgetune.h"
-#include "train/torch/embed_eval.h"
-#include "train/torch/evaluate.h"
+#include "eval/torch/embed_eval.h"
 
 namespace fs = std::filesystem;
 using namespace bt;
@@ -39,8 +39,8 @@ class Evaluate : public ::testing::Test {
   }
   static void TearDownTestSuite() { fs::remove_all(root_); }
 
-  static train::EmbedOptions options() {
-    train::EmbedOptions o;
+  static eval::EmbedOptions options() {
+    eval::EmbedOptions o;
     o.batch_size = 5;  // not a divisor of the counts: the short last batch counts too
     o.num_workers = 2;
     o.image_size = 32;
@@ -75,7 +75,7 @@ TEST_F(Evaluate, MatchingAgreesWithTheFullForwardOfEveryPair) {
   auto tok = text::Tokenizer::from_dir((root_ / "model").string());
   const std::string file = (root_ / "data" / "matching.jsonl").string();
   auto parsed = data::read_matching_file(file);
-  auto r = train::evaluate_matching(model, tok, train::matching_set_of(parsed, file, (root_ / "data").string()), options());
+  auto r = eval::evaluate_matching(model, tok, eval::matching_set_of(parsed, file, (root_ / "data").string()), options());
   ASSERT_EQ(r.answers.size(), parsed.rows.size());
   EXPECT_EQ(r.images, 8);
   auto pixels = pixels_by_path(root_ / "data");
@@ -101,11 +101,11 @@ TEST_F(Evaluate, MatchingAgreesWithTheFullForwardOfEveryPair) {
   EXPECT_DOUBLE_EQ(r.scores.accuracy, double(right) / double(parsed.rows.size()));
 }
 
-TEST_F(Evaluate, RetrievalAgreesWithTheTrainersPairForwardEval) {
+TEST_F(Evaluate, RetrievalFromTheEncodersAgreesWithTheTrainersForwardEval) {
   auto model = model::load_contrastive((root_ / "model").string());
   auto tok = text::Tokenizer::from_dir((root_ / "model").string());
   std::shared_ptr<const data::Dataset> ds(data::open_dataset((root_ / "data").string()));
-  auto mine = train::evaluate_retrieval(model, tok, ds, options());
+  auto mine = eval::evaluate_retrieval(model, tok, ds, options());
   loader::LoaderOptions lo;
   lo.num_workers = 2;
   lo.batch_size = 6;
@@ -113,13 +113,21 @@ TEST_F(Evaluate, RetrievalAgreesWithTheTrainersPairForwardEval) {
   lo.sampler.shuffle = false;
   lo.sampler.batch_size = 6;
   loader::Loader l(ds, lo);
-  auto ref = train::evaluate(model, l, tok, 128, torch::kCPU, false);
-  EXPECT_EQ(mine.pairs, ref.samples);
+  auto ref = eval::evaluate_retrieval_with_loss(model, tok, ds, l, options());
+  EXPECT_EQ(mine.pairs, ref.pairs);
+  EXPECT_EQ(ref.loss_samples, 24);
+  EXPECT_GT(ref.loss, 0);
   EXPECT_EQ(mine.images, ref.images);
-  EXPECT_DOUBLE_EQ(mine.scores.i2t_r1, ref.recall.i2t_r1);
-  EXPECT_DOUBLE_EQ(mine.scores.i2t_r5, ref.recall.i2t_r5);
-  EXPECT_DOUBLE_EQ(mine.scores.t2i_r1, ref.recall.t2i_r1);
-  EXPECT_DOUBLE_EQ(mine.scores.t2i_r5, ref.recall.t2i_r5);
+  EXPECT_EQ(eval::to_json(mine.scores, "eval"), eval::to_json(ref.scores, "eval"));
+  // A last batch of one row: no loss (no negatives), but its row is a query like every other.
+  lo.batch_size = 23;
+  lo.sampler.batch_size = 23;
+  loader::Loader odd(ds, lo);
+  auto tail = eval::evaluate_retrieval_with_loss(model, tok, ds, odd, options());
+  EXPECT_EQ(tail.batches, 2);
+  EXPECT_EQ(tail.loss_samples, 23);
+  EXPECT_EQ(tail.pairs, 24);
+  EXPECT_EQ(eval::to_json(tail.scores, "eval"), eval::to_json(mine.scores, "eval"));
 }
 
 TEST_F(Evaluate, CliNamesABadRowOrCountsItUnderSkip) {
@@ -235,11 +243,11 @@ TEST_F(Evaluate, PreprocessorConfigMeanStdDriveTrainAndEvaluate) {
   // evaluate's path: the matching scores are those of the full forward on these pixels, not on CLIP's.
   const std::string file = (root_ / "data" / "matching.jsonl").string();
   auto parsed = data::read_matching_file(file);
-  auto set = train::matching_set_of(parsed, file, (root_ / "data").string());
+  auto set = eval::matching_set_of(parsed, file, (root_ / "data").string());
   set.rows.resize(3);
-  train::EmbedOptions eo = options();
+  eval::EmbedOptions eo = options();
   eo.num_workers = 0;
-  auto r = train::evaluate_matching(m, tok, set, eo);
+  auto r = eval::evaluate_matching(m, tok, set, eo);
   std::map<std::string, torch::Tensor> odd_pixels;
   auto all = torch::from_blob(b->pixels.data(), {b->size, 3, 32, 32}, torch::kFloat32);
   for (int i = 0; i < b->size; ++i) odd_pixels[b->image_keys[size_t(i)]] = all[i];
@@ -276,8 +284,8 @@ TEST_F(Evaluate, PreprocessorConfigMeanStdDriveTrainAndEvaluate) {
   const double trained_loss = nlohmann::json::parse(test::slurp(out / "train_results.json")).at("eval_loss");
   auto odd_eval = loader_for(m->config().image, 8, false);
   auto clip_eval = loader_for(model::ImageNormalization{}, 8, false);
-  const double want = train::evaluate(m, *odd_eval, tok, 128, torch::kCPU, false).loss;
-  const double clip = train::evaluate(m, *clip_eval, tok, 128, torch::kCPU, false).loss;
+  const double want = eval::evaluate_retrieval_with_loss(m, tok, ds, *odd_eval, options()).loss;
+  const double clip = eval::evaluate_retrieval_with_loss(m, tok, ds, *clip_eval, options()).loss;
   EXPECT_NEAR(trained_loss, want, 1e-4 * std::abs(want));
   EXPECT_GT(std::abs(clip - want), 1e-3 * std::abs(want)) << "the two normalisations should give different losses";
   const model::ImageProcessorConfig saved = model::read_preprocessor_config((out / "preprocessor_config.json").string());

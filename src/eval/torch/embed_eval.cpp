@@ -1,4 +1,4 @@
-#include "train/torch/embed_eval.h"
+#include "eval/torch/embed_eval.h"
 
 #include <chrono>
 #include <functional>
@@ -9,7 +9,7 @@
 #include "model/autocast.h"
 #include "source/source.h"
 
-namespace bt::train {
+namespace bt::eval {
 
 namespace {
 
@@ -120,6 +120,70 @@ struct Interner {
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+// The pairs of rows [0, n) of a dataset: each good row's image numbered by its key, in first-seen order.
+struct PairPlan {
+  std::vector<size_t> image_rows;  // per image: the first row showing it
+  std::vector<int64_t> row_image;  // per row: its image; -1 for a bad row
+  int64_t texts = 0;               // distinct captions of the good rows
+};
+
+PairPlan plan_pairs(const data::Dataset& pairs, size_t n) {
+  PairPlan p;
+  Interner images, texts;
+  p.row_image.assign(n, -1);
+  for (size_t i = 0; i < n; ++i) {
+    if (pairs.is_bad(i)) continue;
+    p.row_image[i] = images.add(pairs.image_key(i));
+    if (size_t(p.row_image[i]) == p.image_rows.size()) p.image_rows.push_back(i);
+    texts.add(pairs.caption(i));
+  }
+  p.texts = int64_t(texts.values.size());
+  return p;
+}
+
+// The gallery logic of retrieval, for both ways of embedding: the images with an embedding (image_ok) renumbered
+// densely, and as queries the rows whose image is among them (and, when row_read is given, that were read);
+// texts_of(rows) embeds those rows' captions, in order. A good row left out is counted in `skipped`.
+RetrievalEval score_pairs(const PairPlan& plan, const torch::Tensor& images, const std::vector<bool>& image_ok,
+                          const std::vector<bool>& row_read,
+                          const std::function<torch::Tensor(const std::vector<size_t>&)>& texts_of) {
+  RetrievalEval r;
+  std::vector<int64_t> kept(image_ok.size(), -1), kept_index;
+  for (size_t k = 0; k < image_ok.size(); ++k)
+    if (image_ok[k]) kept[k] = int64_t(kept_index.size()), kept_index.push_back(int64_t(k));
+  std::vector<size_t> rows;
+  std::vector<int64_t> text_image;
+  for (size_t i = 0; i < plan.row_image.size(); ++i) {
+    if (plan.row_image[i] < 0) continue;
+    if (kept[size_t(plan.row_image[i])] < 0 || (!row_read.empty() && !row_read[i])) {
+      ++r.skipped;
+      continue;
+    }
+    rows.push_back(i);
+    text_image.push_back(kept[size_t(plan.row_image[i])]);
+  }
+  const torch::Tensor txt = texts_of(rows);
+  const torch::Tensor gallery = images.index_select(0, torch::tensor(kept_index, torch::kLong));
+  r.scores = retrieval_recall(similarity(txt, gallery), txt.size(0), gallery.size(0), text_image);
+  r.pairs = int64_t(rows.size());
+  r.images = gallery.size(0);
+  r.texts = plan.texts;
+  return r;
+}
+
+// The full forward of one loader batch (captions cut at o.max_seq_length, padded to the longest), as training
+// runs it; the loss only when asked.
+model::ContrastiveOutput forward_batch(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
+                                       const loader::Batch& b, const EmbedOptions& o, bool with_loss) {
+  const int64_t B = b.size, S = b.image_size;
+  auto enc = tok.encode_batch(b.captions, o.max_seq_length, text::Padding::kLongest, 1);
+  auto ids = torch::from_blob(enc.input_ids.data(), {enc.batch, enc.length}, torch::kInt64).to(o.device);
+  auto mask = torch::from_blob(enc.attention_mask.data(), {enc.batch, enc.length}, torch::kInt64).to(o.device);
+  auto pixels = torch::from_blob(const_cast<float*>(b.pixels.data()), {B, 3, S, S}, torch::kFloat32).to(o.device);
+  model::AutocastScope ac(o.bf16, o.device);
+  return model->forward(pixels, ids, mask, with_loss);
+}
+
 }  // namespace
 
 EmbedOptions standalone_embed_options(model::BridgeTowerForContrastiveLearning& model, int batch_size,
@@ -141,43 +205,64 @@ RetrievalEval evaluate_retrieval(model::BridgeTowerForContrastiveLearning& model
                                  std::shared_ptr<const data::Dataset> pairs, const EmbedOptions& o, size_t limit) {
   const auto t0 = Clock::now();
   ModeGuard mode(model);
-  RetrievalEval r;
-  Interner images, texts;
-  const size_t n = std::min(limit, pairs->size());
-  std::vector<size_t> image_rows;  // one dataset row per distinct image
-  std::vector<int64_t> row_image(n, -1), row_text(n, -1);
-  for (size_t i = 0; i < n; ++i) {
-    if (pairs->is_bad(i)) continue;
-    const int64_t k = images.add(pairs->image_key(i));
-    if (size_t(k) == image_rows.size()) image_rows.push_back(i);
-    row_image[i] = k;
-    row_text[i] = texts.add(pairs->caption(i));
-  }
+  const PairPlan plan = plan_pairs(*pairs, std::min(limit, pairs->size()));
   std::vector<bool> ok;
-  torch::Tensor img = embed_images(model, std::make_shared<RowsView>(pairs, image_rows), o, ok);
-  // Keep the images that were read, renumbered densely, and the rows whose image was read.
-  std::vector<int64_t> kept(ok.size(), -1), kept_index;
-  for (size_t k = 0; k < ok.size(); ++k)
-    if (ok[k]) kept[k] = int64_t(kept_index.size()), kept_index.push_back(int64_t(k));
-  std::vector<std::string> used_texts;
-  std::vector<int64_t> text_image;
-  for (size_t i = 0; i < n; ++i) {
-    if (row_image[i] < 0) continue;
-    if (kept[size_t(row_image[i])] < 0) {
-      ++r.skipped;
-      continue;
-    }
-    used_texts.push_back(texts.values[size_t(row_text[i])]);
-    text_image.push_back(kept[size_t(row_image[i])]);
-  }
-  torch::Tensor txt = embed_texts(model, tok, used_texts, o);
-  torch::Tensor gallery = img.index_select(0, torch::tensor(kept_index, torch::kLong));
-  r.scores = retrieval_recall(similarity(txt, gallery), txt.size(0), gallery.size(0), text_image);
-  r.pairs = int64_t(used_texts.size());
-  r.images = gallery.size(0);
-  r.texts = int64_t(texts.values.size());
+  const torch::Tensor img = embed_images(model, std::make_shared<RowsView>(pairs, plan.image_rows), o, ok);
+  RetrievalEval r = score_pairs(plan, img, ok, {}, [&](const std::vector<size_t>& rows) {
+    std::vector<std::string> captions;
+    for (size_t i : rows) captions.push_back(pairs->caption(i));
+    return embed_texts(model, tok, captions, o);
+  });
   r.seconds = since(t0);
   return r;
+}
+
+RetrievalEval evaluate_retrieval_with_loss(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
+                                           std::shared_ptr<const data::Dataset> pairs, loader::Loader& loader,
+                                           const EmbedOptions& o) {
+  const auto t0 = Clock::now();
+  ModeGuard mode(model);
+  const size_t n = pairs->size();
+  const PairPlan plan = plan_pairs(*pairs, n);
+  const int64_t dim = model->config().contrastive_hidden_size;
+  torch::Tensor images = torch::zeros({int64_t(plan.image_rows.size()), dim}), texts = torch::zeros({int64_t(n), dim});
+  std::vector<bool> image_ok(plan.image_rows.size(), false), row_read(n, false);
+  double loss_sum = 0;
+  int64_t batches = 0, loss_samples = 0;
+  loader.start_epoch(0);
+  while (auto b = loader.next()) {
+    ++batches;
+    const model::ContrastiveOutput out = forward_batch(model, tok, *b, o, /*with_loss=*/b->size >= 2);
+    if (b->size >= 2) loss_sum += out.loss.item<double>() * double(b->size), loss_samples += b->size;
+    const torch::Tensor t = out.text_embeds.to(torch::kCPU, torch::kFloat32);
+    const torch::Tensor im = out.image_embeds.to(torch::kCPU, torch::kFloat32);
+    for (int64_t j = 0; j < b->size; ++j) {
+      const size_t row = b->rows[size_t(j)];
+      if (row >= n || row_read[row] || plan.row_image[row] < 0) continue;  // a replacement seen before
+      row_read[row] = true;
+      texts[int64_t(row)].copy_(t[j]);
+      const size_t k = size_t(plan.row_image[row]);
+      if (!image_ok[k]) images[int64_t(k)].copy_(im[j]), image_ok[k] = true;
+    }
+  }
+  RetrievalEval r = score_pairs(plan, images, image_ok, row_read, [&](const std::vector<size_t>& rows) {
+    return texts.index_select(0, torch::tensor(std::vector<int64_t>(rows.begin(), rows.end()), torch::kLong));
+  });
+  r.batches = batches, r.loss_samples = loss_samples;
+  r.loss = loss_samples ? loss_sum / double(loss_samples) : 0.0;
+  r.seconds = since(t0);
+  return r;
+}
+
+SplitEval evaluate_split(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
+                         std::shared_ptr<const data::Dataset> pairs, loader::Loader& loader,
+                         const MatchingSet* matching, const EmbedOptions& o) {
+  const auto t0 = Clock::now();
+  SplitEval e;
+  e.retrieval = evaluate_retrieval_with_loss(model, tok, std::move(pairs), loader, o);
+  if (matching) e.matching = evaluate_matching(model, tok, *matching, o);
+  e.seconds = since(t0);
+  return e;
 }
 
 MatchingSet matching_set_of(const data::ParsedMatching& parsed, const std::string& name, const std::string& folder,
@@ -194,12 +279,6 @@ MatchingSet matching_set_of(const data::ParsedMatching& parsed, const std::strin
   }
   set.images = std::make_shared<data::CaptionsDataset>(std::move(as_captions), name, folder);
   return set;
-}
-
-double matching_chance(const MatchingEval& e) {
-  double sum = 0;
-  for (const MatchingAnswer& a : e.answers) sum += 1.0 / double(a.scores.size());
-  return e.answers.empty() ? 0.0 : sum / double(e.answers.size());
 }
 
 MatchingEval evaluate_matching(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
@@ -313,8 +392,7 @@ HeldOutScores held_out_scores(model::BridgeTowerForContrastiveLearning& model, c
   HeldOutScores h;
   const std::string file = synth_dir + "/matching.jsonl";
   const MatchingEval m = evaluate_matching(model, tok, matching_set_of(data::read_matching_file(file), file, synth_dir), o);
-  h.matching_accuracy = m.scores.accuracy;
-  h.matching_chance = matching_chance(m);
+  h.matching = m.scores;
   source::SourceOptions so;
   so.locality_order = false;
   std::shared_ptr<const data::Dataset> pairs = source::open_source(synth_dir, so).dataset;
@@ -324,4 +402,4 @@ HeldOutScores held_out_scores(model::BridgeTowerForContrastiveLearning& model, c
   return h;
 }
 
-}  // namespace bt::train
+}  // namespace bt::eval

@@ -1,10 +1,10 @@
 #include <gtest/gtest.h>
 
 #include "common/error.h"
-#include "train/matching.h"
-#include "train/retrieval.h"
+#include "eval/matching.h"
+#include "eval/retrieval.h"
 
-using namespace bt::train;
+using namespace bt::eval;
 
 TEST(Matching, PicksTheMostSimilarChoice) {
   // 4 texts x 2 images.
@@ -17,6 +17,7 @@ TEST(Matching, PicksTheMostSimilarChoice) {
   auto s = score_matching(sim, 4, 2, q, &a);
   EXPECT_EQ(s.count, 2);
   EXPECT_DOUBLE_EQ(s.accuracy, 0.5);  // image 0: text 1 (0.9) right; image 1: text 2 (0.8) beats label 0 (0.7)
+  EXPECT_DOUBLE_EQ(s.chance, (1.0 / 3 + 1.0 / 4) / 2);  // guessing: the mean of 1 / choices
   EXPECT_EQ(a[0].predicted, 1);
   EXPECT_EQ(a[1].predicted, 2);
   EXPECT_EQ(a[1].scores, (std::vector<float>{0.7f, 0.2f, 0.8f, 0.1f}));

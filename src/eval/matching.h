@@ -1,11 +1,12 @@
 // The contest's matching task scored from embeddings: each row picks, among its caption choices, the one whose
 // text embedding is most similar to the image's (the contrastive logits' argmax; logit_scale does not change
-// it). Ties count against the row (the true choice must beat every other), so constant scores score 0.
+// it). Ties count against the row (the true choice must beat every other), so constant scores score 0. The accuracy
+// of guessing is the mean of 1 / choices over the questions.
 #pragma once
 #include <cstdint>
 #include <vector>
 
-namespace bt::train {
+namespace bt::eval {
 
 struct MatchingQuestion {
   int64_t image = -1;                // row of the image embedding matrix
@@ -20,6 +21,7 @@ struct MatchingAnswer {
 
 struct MatchingScores {
   double accuracy = 0;
+  double chance = 0;  // 0 without questions
   int64_t count = 0;
 };
 
@@ -27,4 +29,4 @@ struct MatchingScores {
 MatchingScores score_matching(const std::vector<float>& sim, int64_t n_text, int64_t n_image,
                               const std::vector<MatchingQuestion>& questions, std::vector<MatchingAnswer>* answers);
 
-}  // namespace bt::train
+}  // namespace bt::eval
