@@ -71,6 +71,24 @@ std::string tick_label(double v, double step) {
   return buf;
 }
 
+namespace {
+
+// The y axis of a chart spanning x0..x1: a grid line, a tick and a label (at the ticks' precision) per tick; py maps
+// a value to its pixel row.
+template <class Py>
+void draw_y_ticks(Canvas& c, const std::vector<double>& ticks, int x0, int x1, const Py& py) {
+  const double step = ticks.size() > 1 ? ticks[1] - ticks[0] : 1;
+  for (double v : ticks) {
+    const int y = static_cast<int>(std::lround(py(v)));
+    c.line(x0, y, x1, y, kGrid);
+    c.line(x0 - 5, y, x0, y, kBlack);
+    const std::string l = tick_label(v, step);
+    c.text(x0 - 8 - Canvas::text_width(l, 2), y - 7, l, kBlack, 2);
+  }
+}
+
+}  // namespace
+
 void write_line_panels_png(const std::filesystem::path& path, const std::string& title, const std::string& x_label,
                            const std::vector<Panel>& panels, int width, int panel_height) {
   const int top = 40, left = 100, right = 30, gap = 50, bottom = 60;
@@ -100,15 +118,7 @@ void write_line_panels_png(const std::filesystem::path& path, const std::string&
     auto px = [&](double x) { return x0 + (x - xr.lo) / (xr.hi - xr.lo) * (x1 - x0); };
     auto py = [&](double y) { return y1 - (y - yr.lo) / (yr.hi - yr.lo) * (y1 - y0); };
 
-    const auto yt = nice_ticks(yr.lo, yr.hi, 5);
-    const double ystep = yt.size() > 1 ? yt[1] - yt[0] : 1;
-    for (double v : yt) {
-      const int y = static_cast<int>(std::lround(py(v)));
-      c.line(x0, y, x1, y, kGrid);
-      c.line(x0 - 5, y, x0, y, kBlack);
-      const std::string l = tick_label(v, ystep);
-      c.text(x0 - 8 - Canvas::text_width(l, 2), y - 7, l, kBlack, 2);
-    }
+    draw_y_ticks(c, nice_ticks(yr.lo, yr.hi, 5), x0, x1, py);
     for (double v : xt) {
       const int x = static_cast<int>(std::lround(px(v)));
       c.line(x, y0, x, y1, kGrid);
@@ -150,15 +160,7 @@ void write_bar_chart_png(const std::filesystem::path& path, const std::string& t
   if (hi <= 0) hi = 1;
   hi *= 1.12;  // room for the value labels
   auto py = [&](double v) { return y1 - v / hi * (y1 - y0); };
-  const auto yt = nice_ticks(0, hi, 6);
-  const double ystep = yt.size() > 1 ? yt[1] - yt[0] : 1;
-  for (double v : yt) {
-    const int y = static_cast<int>(std::lround(py(v)));
-    c.line(x0, y, x1, y, kGrid);
-    c.line(x0 - 5, y, x0, y, kBlack);
-    const std::string l = tick_label(v, ystep);
-    c.text(x0 - 8 - Canvas::text_width(l, 2), y - 7, l, kBlack, 2);
-  }
+  draw_y_ticks(c, nice_ticks(0, hi, 6), x0, x1, py);
   draw_axes_box(c, x0, y0, x1, y1);
   c.text(14, (y0 + y1) / 2 + Canvas::text_width(y_label, 2) / 2, y_label, kGray, 2, true);
   const int n = std::max<int>(1, static_cast<int>(bars.size()));

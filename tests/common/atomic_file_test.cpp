@@ -21,12 +21,19 @@ using bt::test::error_of;
 
 namespace {
 
-fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("bt_atomic_" + name + "_" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+// An empty folder for one test, removed when the test ends (passed or not).
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& name)
+      : path(fs::temp_directory_path() / ("bt_atomic_" + name + "_" + std::to_string(getpid()))) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
 
 std::string slurp(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
@@ -51,7 +58,8 @@ void expect_only(const fs::path& dir, const std::set<std::string>& names) {
 }  // namespace
 
 TEST(AtomicFile, ReplacesTheFileWhole) {
-  const fs::path d = fresh_dir("replace");
+  const TempDir dir("replace");
+  const fs::path& d = dir.path;
   bt::write_file_atomic(d / "a.json", "one");
   const ino_t first = inode(d / "a.json");
   bt::write_file_atomic(d / "a.json", std::vector<std::string_view>{"tw", "", "o!"});
@@ -61,11 +69,11 @@ TEST(AtomicFile, ReplacesTheFileWhole) {
   EXPECT_NE(inode(d / "a.json"), first);
   EXPECT_EQ(bt::atomic_temp_path(d / "a.json"), d / (".tmp-a.json." + std::to_string(getpid())));
   expect_only(d, {"a.json"});
-  fs::remove_all(d);
 }
 
 TEST(AtomicFile, AFailedWriteLeavesTheOldFileAndNoTempFile) {
-  const fs::path d = fresh_dir("full");
+  const TempDir dir("full");
+  const fs::path& d = dir.path;
   bt::write_file_atomic(d / "model.bin", "old contents");
   // A disk that fills after 16 bytes: write(2) fails with EFBIG past RLIMIT_FSIZE (SIGXFSZ ignored, as a full
   // disk sends none).
@@ -81,11 +89,11 @@ TEST(AtomicFile, AFailedWriteLeavesTheOldFileAndNoTempFile) {
   EXPECT_NE(err.find((d / "model.bin").string() + ": write failed"), std::string::npos) << err;
   EXPECT_EQ(slurp(d / "model.bin"), "old contents");
   expect_only(d, {"model.bin"});
-  fs::remove_all(d);
 }
 
 TEST(AtomicFile, AFailedRenameOrCreateLeavesNoTempFile) {
-  const fs::path d = fresh_dir("rename");
+  const TempDir dir("rename");
+  const fs::path& d = dir.path;
   fs::create_directories(d / "taken" / "inside");  // a non-empty folder where the file should go
   const std::string err = error_of([&] { bt::write_file_atomic(d / "taken", "x"); });
   EXPECT_NE(err.find("rename into place failed"), std::string::npos) << err;
@@ -93,5 +101,4 @@ TEST(AtomicFile, AFailedRenameOrCreateLeavesNoTempFile) {
   expect_only(d, {"taken"});
   EXPECT_NE(error_of([&] { bt::write_file_atomic(d / "missing" / "a.json", "x"); }).find("cannot create"),
             std::string::npos);
-  fs::remove_all(d);
 }

@@ -44,6 +44,14 @@ void add_metrics(EvalMetrics& m, const nlohmann::json& j) {
   for (const auto& [k, v] : j.items()) m[k] = v.get<double>();
 }
 
+// The keys both tasks report: the scored count n, the images read, what was left out, and the time.
+EvalMetrics run_metrics(double n, int64_t images, int64_t skipped, double seconds) {
+  return {{"eval_images", double(images)},
+          {"eval_skipped", double(skipped)},
+          {"eval_runtime", seconds},
+          {"eval_samples_per_second", seconds > 0 ? n / seconds : 0.0}};
+}
+
 // A run's scores and the files that report them (written by run_evaluate once everything is scored).
 struct Scored {
   EvalMetrics metrics;
@@ -73,12 +81,9 @@ Scored matching(model::BridgeTowerForContrastiveLearning& m, const text::Tokeniz
     out.predictions += row.dump() + "\n";
   }
   const double n = double(r.scores.count);
-  out.metrics = {{"eval_matching_count", n},
-                 {"eval_skipped", double(r.skipped + int64_t(opened.bad))},
-                 {"eval_images", double(r.images)},
-                 {"eval_texts", double(r.texts)},
-                 {"eval_runtime", r.seconds},
-                 {"eval_samples_per_second", r.seconds > 0 ? n / r.seconds : 0.0}};
+  out.metrics = run_metrics(n, r.images, r.skipped + int64_t(opened.bad), r.seconds);
+  out.metrics["eval_matching_count"] = n;
+  out.metrics["eval_texts"] = double(r.texts);
   add_metrics(out.metrics, to_json(r.scores, "eval"));
   return out;
 }
@@ -96,13 +101,10 @@ Scored retrieval(model::BridgeTowerForContrastiveLearning& m, const text::Tokeni
   RetrievalEval r = evaluate_retrieval(m, tok, pairs, eo, o.max_eval_samples > 0 ? size_t(o.max_eval_samples) : SIZE_MAX);
   const double n = double(r.pairs);
   Scored out;
-  out.metrics = {{"eval_i2t_median_rank", r.scores.i2t_median_rank},
-                 {"eval_t2i_median_rank", r.scores.t2i_median_rank},
-                 {"eval_samples", n},
-                 {"eval_images", double(r.images)},
-                 {"eval_skipped", double(r.skipped)},
-                 {"eval_runtime", r.seconds},
-                 {"eval_samples_per_second", r.seconds > 0 ? n / r.seconds : 0.0}};
+  out.metrics = run_metrics(n, r.images, r.skipped, r.seconds);
+  out.metrics["eval_samples"] = n;
+  out.metrics["eval_i2t_median_rank"] = r.scores.i2t_median_rank;
+  out.metrics["eval_t2i_median_rank"] = r.scores.t2i_median_rank;
   add_metrics(out.metrics, to_json(r.scores, "eval"));
   return out;
 }
