@@ -207,7 +207,7 @@ void TrainLoop::run_eval(bool select) {
           fmt("%.3f", r.i2t_r1), "/", fmt("%.3f", r.i2t_r5), "/", fmt("%.3f", r.i2t_r10), " | text->image ",
           fmt("%.3f", r.t2i_r1), "/", fmt("%.3f", r.t2i_r5), "/", fmt("%.3f", r.t2i_r10),
           m ? str(" | matching accuracy ", fmt("%.3f", m->scores.accuracy), " (chance ", fmt("%.3f", m->scores.chance), ")")
-                         : std::string()));
+            : std::string()));
   if (!select) return;  // the end-of-run evaluation is reported, not selected on (HF: checkpoints only)
   if (selector_.observe(metrics, r_.st.global_step))
     say(str("new best ", selector_.selection().metric, " ", fmt("%.6g", *selector_.best_metric()), " at step ",
