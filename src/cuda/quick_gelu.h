@@ -1,6 +1,6 @@
 // QuickGELU kernels, y = x * sigmoid(1.702 x) and dx = dy * f'(x), for contiguous float / bf16 / half arrays:
 // one pass each way, math in float, one rounding to the element type, on the caller's stream. Needs only the
-// CUDA runtime; model/quick_gelu.h's autograd function calls them through train/torch/cuda_ops.cpp.
+// CUDA runtime; model/quick_gelu.h's autograd function calls them through model/cuda_ops.cpp.
 #pragma once
 #include <cstdint>
 #include <string>

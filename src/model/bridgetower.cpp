@@ -3,6 +3,7 @@
 
 #include "common/error.h"
 #include "model/contrastive_loss.h"
+#include "model/cuda_ops.h"
 #include "model/grad_checkpoint.h"
 
 namespace bt::model {
@@ -20,6 +21,8 @@ namespace F = torch::nn::functional;
 // through fail_building().
 BridgeTowerModelImpl::BridgeTowerModelImpl(const BridgeTowerConfig& c, const torch::TensorOptions& o) try : cfg(c) {
   c.validate(c.source.empty() ? "config" : c.source);
+  // The model's fused ops (QuickGELU) for CUDA tensors, whoever builds it: train, evaluate, forward, encode.
+  register_cuda_ops();
   const int64_t h = c.hidden_size;
   cross_modal_text_transform = register_module("cross_modal_text_transform", Linear(c.text.hidden_size, h, true, o));
   cross_modal_image_transform =

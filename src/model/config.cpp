@@ -4,10 +4,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "common/file_gate.h"
 #include "common/json.h"
-#include "model/safetensors.h"
 
 namespace bt::model {
 
@@ -259,7 +259,7 @@ BridgeTowerConfig load_pretrained_config(const std::string& dir) {
 
 void save_config(const BridgeTowerConfig& c, const std::string& path) {
   std::string text = c.to_json().dump(2) + "\n";
-  st::write_file_atomic(path, {text});
+  bt::write_file_atomic(path, text);
 }
 
 BridgeTowerConfig preset(const std::string& name) {

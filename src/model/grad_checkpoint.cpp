@@ -1,45 +1,11 @@
 #include "model/grad_checkpoint.h"
 
-#include <ATen/autocast_mode.h>
-#include <torch/version.h>
-
+#include "model/autocast.h"
 #include "model/rng_state.h"
 
 namespace bt::model {
 
 namespace {
-
-// libtorch 2.4 replaced the per-device autocast accessors by ones taking the device type.
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-#define BT_AUTOCAST_BY_DEVICE_TYPE 1
-#endif
-
-// The autocast settings of the forward, re-applied while backward recomputes (backward runs on the autograd
-// engine's threads, where the forward's thread-local settings are not set).
-struct Autocast {
-  bool cpu = false, cuda = false;
-  at::ScalarType cpu_dtype = at::kBFloat16, cuda_dtype = at::kHalf;
-  static Autocast now() {
-    Autocast a;
-#ifdef BT_AUTOCAST_BY_DEVICE_TYPE
-    a.cpu = at::autocast::is_autocast_enabled(at::kCPU), a.cuda = at::autocast::is_autocast_enabled(at::kCUDA);
-    a.cpu_dtype = at::autocast::get_autocast_dtype(at::kCPU), a.cuda_dtype = at::autocast::get_autocast_dtype(at::kCUDA);
-#else
-    a.cpu = at::autocast::is_cpu_enabled(), a.cuda = at::autocast::is_enabled();
-    a.cpu_dtype = at::autocast::get_autocast_cpu_dtype(), a.cuda_dtype = at::autocast::get_autocast_gpu_dtype();
-#endif
-    return a;
-  }
-  void apply() const {
-#ifdef BT_AUTOCAST_BY_DEVICE_TYPE
-    at::autocast::set_autocast_dtype(at::kCPU, cpu_dtype), at::autocast::set_autocast_enabled(at::kCPU, cpu);
-    at::autocast::set_autocast_dtype(at::kCUDA, cuda_dtype), at::autocast::set_autocast_enabled(at::kCUDA, cuda);
-#else
-    at::autocast::set_autocast_cpu_dtype(cpu_dtype), at::autocast::set_cpu_enabled(cpu);
-    at::autocast::set_autocast_gpu_dtype(cuda_dtype), at::autocast::set_enabled(cuda);
-#endif
-  }
-};
 
 // The RNG state of a segment's forward: the CPU's, and the device's of its first CUDA input.
 RngState rng_of(const Tensors& inputs) {
@@ -51,7 +17,7 @@ RngState rng_of(const Tensors& inputs) {
 struct Saved : torch::CustomClassHolder {
   Segment fn;
   RngState rng;
-  Autocast autocast;
+  AutocastState autocast;  // the forward's, re-applied while backward recomputes (on autograd's threads)
 };
 
 struct CheckpointFunction : torch::autograd::Function<CheckpointFunction> {
@@ -61,7 +27,7 @@ struct CheckpointFunction : torch::autograd::Function<CheckpointFunction> {
                                                 at::TensorList input_list) {
     const Tensors inputs = input_list.vec();
     saved->rng = rng_of(inputs);
-    saved->autocast = Autocast::now();
+    saved->autocast = AutocastState::current();
     ctx->save_for_backward(inputs);
     ctx->saved_data["segment"] = c10::IValue::make_capsule(saved);
     return saved->fn(inputs);  // a custom function's forward runs without autograd: nothing is kept
@@ -74,7 +40,7 @@ struct CheckpointFunction : torch::autograd::Function<CheckpointFunction> {
     for (const auto& t : ctx->get_saved_variables())
       inputs.push_back(t.defined() ? t.detach().requires_grad_(t.requires_grad()) : t);
     const RngState rng_after = rng_of(inputs);
-    const Autocast autocast_after = Autocast::now();
+    const AutocastState autocast_after = AutocastState::current();
     saved->rng.restore();
     saved->autocast.apply();
     Tensors outputs;

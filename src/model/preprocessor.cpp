@@ -7,10 +7,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "common/file_gate.h"
 #include "common/json.h"
-#include "model/safetensors.h"
 
 namespace bt::model {
 namespace {
@@ -91,7 +91,7 @@ void write_preprocessor_config(const std::string& path, int image_size, const Im
                       {"crop_size", {{"height", image_size}, {"width", image_size}}},
                       {"do_pad", true}};
   std::string s = j.dump(2) + "\n";
-  st::write_file_atomic(path, {s});
+  bt::write_file_atomic(path, s);
 }
 
 }  // namespace bt::model

@@ -1,8 +1,8 @@
 // QuickGELU, CLIP's activation y = x * sigmoid(1.702 x), as one autograd function with its own forward and
 // backward kernels: one pass over x each way and only x saved for backward, instead of the three elementwise ops
 // (and two saved intermediates) autograd records for the composite. CPU float/double: a fused loop here. CUDA:
-// the kernels of src/cuda/quick_gelu.cu once registered (set_quick_gelu_cuda, by code built against a CUDA
-// libtorch). Elsewhere (unregistered CUDA, CPU bf16/half) quick_gelu() takes the composite ops. The kernels
+// the kernels of src/cuda/quick_gelu.cu once registered (set_quick_gelu_cuda, by model/cuda_ops.h, built against a
+// CUDA libtorch). Elsewhere (unregistered CUDA, CPU bf16/half) quick_gelu() takes the composite ops. The kernels
 // compute in float for bf16/half inputs and round once.
 #pragma once
 #include <torch/torch.h>
@@ -18,7 +18,7 @@ torch::Tensor quick_gelu_backward(const torch::Tensor& grad, const torch::Tensor
 // current stream. Both null: composite ops.
 using QuickGeluCudaFwd = void (*)(const torch::Tensor& x, torch::Tensor& y);
 using QuickGeluCudaBwd = void (*)(const torch::Tensor& dy, const torch::Tensor& x, torch::Tensor& dx);
-// any_device: the kernels also take CPU tensors (fault injection only: train/torch/cuda_ops.h).
+// any_device: the kernels also take CPU tensors (fault injection only: model/cuda_ops.h).
 void set_quick_gelu_cuda(QuickGeluCudaFwd fwd, QuickGeluCudaBwd bwd, bool any_device = false);
 // A registered kernel that throws is unregistered (one line on stderr) and that call finishes on the composite
 // ops. What CUDA QuickGELU ran since the last reset: "cuda_kernel", "composite" or

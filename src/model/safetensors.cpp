@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "common/file_gate.h"
 #include "common/json.h"
@@ -306,49 +307,6 @@ SafeTensors SafeTensors::open(const std::string& path) {
   return out;
 }
 
-void write_file_atomic(const std::string& path, const std::vector<std::string_view>& chunks) {
-  std::string tmp = bt::str(path, ".tmp.", getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) bt::fail(path, ": cannot create ", tmp, " (", std::strerror(errno), ")");
-  auto fail_io = [&](const char* what) {
-    int err = errno;
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    bt::fail(path, ": ", what, " failed (", std::strerror(err), ")");
-  };
-  for (auto c : chunks) {
-    const char* p = c.data();
-    size_t left = c.size();
-    while (left > 0) {
-      ssize_t w = ::write(fd, p, left);
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        fail_io("write");
-      }
-      p += w;
-      left -= static_cast<size_t>(w);
-    }
-  }
-  if (::fsync(fd) != 0) fail_io("fsync");
-  if (::close(fd) != 0) {
-    ::unlink(tmp.c_str());
-    bt::fail(path, ": close failed (", std::strerror(errno), ")");
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    bt::fail(path, ": rename from ", tmp, " failed (", std::strerror(err), ")");
-  }
-  // Make the rename itself durable.
-  std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
-  if (dir.empty()) dir = "/";
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
-}
-
 void write_safetensors(const std::string& path, const std::vector<TensorOut>& tensors,
                        std::map<std::string, std::string> metadata) {
   if (!metadata.count("format")) metadata["format"] = "pt";
@@ -376,7 +334,7 @@ void write_safetensors(const std::string& path, const std::vector<TensorOut>& te
   std::vector<std::string_view> chunks{std::string_view(len, 8), header};
   for (const auto& t : tensors)
     if (t.nbytes) chunks.emplace_back(static_cast<const char*>(t.data), t.nbytes);
-  write_file_atomic(path, chunks);
+  bt::write_file_atomic(path, chunks);
 }
 
 std::map<std::string, std::string> read_safetensors_index(const std::string& path) {

@@ -73,9 +73,6 @@ struct TensorOut {
 void write_safetensors(const std::string& path, const std::vector<TensorOut>& tensors,
                        std::map<std::string, std::string> metadata = {});
 
-// Write `bytes` to `path` atomically: `path`.tmp.<pid>, fsync, rename, fsync of the directory.
-void write_file_atomic(const std::string& path, const std::vector<std::string_view>& chunks);
-
 // model.safetensors.index.json: {"weight_map": {"<tensor>": "<shard file>"}}. Returns tensor -> shard file
 // name (a plain file name in the same directory; paths with '/' or '..' are rejected).
 std::map<std::string, std::string> read_safetensors_index(const std::string& path);

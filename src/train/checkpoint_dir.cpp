@@ -11,28 +11,21 @@
 #include <sstream>
 #include <nlohmann/json.hpp>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "common/file_gate.h"
-#include "common/terminal.h"
 #include "common/json.h"
+#include "common/terminal.h"
 #include "train/model_selection.h"
 
 namespace bt::train {
 
 namespace {
 
-// fsync and close fd, opened by the caller on p.
-void fsync_fd(int fd, const fs::path& p) {
-  if (fd < 0) fail(p.string(), ": cannot open for fsync: ", std::strerror(errno));
-  const int rc = ::fsync(fd);
-  const int err = errno;
-  ::close(fd);
-  if (rc != 0 && err != EINVAL) fail(p.string(), ": fsync failed: ", std::strerror(err));
-}
-
 std::string unique_suffix() { return str(".", ::getpid()); }
 
-// NAME.tmp.<pid>: a half-written file of an atomic write (safetensors) interrupted by a kill.
+// NAME.tmp.<pid>: a half-written file of an atomic write interrupted by a kill, as bridgetune named them before
+// common/atomic_file.h (whose .tmp-NAME.<pid> the ".tmp-" prefix catches): an older run's leftover.
 bool is_tmp_pid_file(const std::string& name) {
   const size_t at = name.rfind(".tmp.");
   if (at == std::string::npos || at + 5 == name.size()) return false;
@@ -40,33 +33,6 @@ bool is_tmp_pid_file(const std::string& name) {
 }
 
 }  // namespace
-
-void fsync_file(const fs::path& path) { fsync_fd(open_to_fsync(path.string()), path); }
-void fsync_dir(const fs::path& dir) { fsync_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC), dir); }
-
-void write_file_atomic(const fs::path& path, std::string_view data) {
-  const fs::path parent = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  const fs::path tmp = parent / (".tmp-" + path.filename().string() + unique_suffix());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) fail(tmp.string(), ": cannot create (is the folder writable?)");
-    f.write(data.data(), static_cast<std::streamsize>(data.size()));
-    f.flush();
-    if (!f) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      fail(path.string(), ": write failed (disk full?)");
-    }
-  }
-  fsync_file(tmp);
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    fail(path.string(), ": cannot rename into place");
-  }
-  fsync_dir(parent);
-}
 
 StagedDir::StagedDir(const fs::path& parent, const std::string& final_name)
     : parent_(parent), tmp_(parent / (".tmp-" + final_name + unique_suffix())), final_(parent / final_name) {

@@ -17,11 +17,6 @@ namespace bt::train {
 
 namespace fs = std::filesystem;
 
-// Write `data` to `path` via a temp file + fsync + rename + fsync(parent): readers see old or new, never half.
-void write_file_atomic(const fs::path& path, std::string_view data);
-void fsync_file(const fs::path& path);
-void fsync_dir(const fs::path& dir);
-
 class StagedDir {
  public:
   StagedDir(const fs::path& parent, const std::string& final_name);

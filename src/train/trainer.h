@@ -4,10 +4,10 @@
 // Contract:
 //  - Every check that can fail on user input (flags, model dir, dataset size, output dir holding a finished
 //    run) runs before anything is written to output_dir.
-//  - output_dir receives metrics.jsonl, train_results.json, training_plot.png, the final model (config.json,
-//    model.safetensors, tokenizer files) and checkpoint-N/ folders (see checkpoint.h for their layout). The HF
-//    Trainer's other files (all_results.json, trainer_state.json, the model card, ...) are the recipe's
-//    (train/recipe.h), which calls run_train.
+//  - output_dir receives metrics.jsonl, training_plot.png, the final model (config.json, model.safetensors,
+//    tokenizer files) and checkpoint-N/ folders (see checkpoint.h for their layout). Result files are the recipe's
+//    (train/recipe.h), which calls run_train: train_results.json (from TrainSummary::results, written last: it
+//    marks the run finished), all_results.json, trainer_state.json, the model card, ...
 //  - With resume_from_checkpoint, the run continues at the saved step with the same data order, optimizer,
 //    schedule and RNG state: the per-step losses equal those of an uninterrupted run.
 //  - One optimizer step consumes gradient_accumulation_steps batches of per_device_train_batch_size rows on
@@ -121,6 +121,9 @@ struct TrainSummary {
   nlohmann::json best_metric;
   std::string best_model_checkpoint, early_stop_reason;
   std::string op_paths;    // which fast paths ran: "adamw fused, quick_gelu cuda_kernel" (bench rows record it)
+  // bridgetune's keys of train_results.json (throughput, losses, the last evaluation, model selection, the demo's
+  // before/after scores); the recipe adds HF's and writes the file.
+  nlohmann::json results;
 };
 
 TrainSummary run_train(const TrainOptions& options, const TrainHooks& hooks = {});

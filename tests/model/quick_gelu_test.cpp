@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cstdlib>
+
+#include "model/bridgetower.h"
 #include "model/quick_gelu.h"
 
 using namespace bt::model;
@@ -109,5 +112,21 @@ TEST(QuickGelu, AFailingKernelFallsBackAndSaysSo) {
   quick_gelu(x3).sum().backward();
   EXPECT_EQ(quick_gelu_cuda_path(), "composite (CUDA kernel failed)");
   EXPECT_TRUE(torch::allclose(x3.grad(), x2.grad(), 1e-6, 1e-6));
+  reset_quick_gelu_cuda_path();
+}
+
+// The model registers its fused ops itself whenever one is built (model/cuda_ops.h), so evaluate, forward and encode
+// take them as train does. Seen without a GPU through the fault injection: BT_FUSED_OPS=fail registers failing
+// stand-ins for every device, and a CPU QuickGELU then falls back once, saying so.
+TEST(QuickGelu, BuildingAModelRegistersTheFusedOps) {
+  set_quick_gelu_cuda(nullptr, nullptr);
+  reset_quick_gelu_cuda_path();
+  ASSERT_EQ(setenv("BT_FUSED_OPS", "fail", 1), 0);
+  BridgeTowerForContrastiveLearning model(preset("tiny"), torch::TensorOptions().device(torch::kMeta));
+  unsetenv("BT_FUSED_OPS");
+  auto x = inputs(torch::kFloat);
+  EXPECT_TRUE(torch::allclose(quick_gelu_forward(x), quick_gelu_reference(x), 1e-5, 1e-6));
+  EXPECT_EQ(quick_gelu_cuda_path(), "composite (CUDA kernel failed)");
+  set_quick_gelu_cuda(nullptr, nullptr);
   reset_quick_gelu_cuda_path();
 }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "fixture_dir.h"
 #include "model/safetensors.h"
@@ -73,7 +74,7 @@ TEST(SafeTensors, WriteReadRoundTripIsHfLayout) {
   std::string header(n, '\0');
   in.read(header.data(), n);
   EXPECT_EQ(header[header.find_last_not_of(' ')], '}');  // JSON, then only space padding
-  EXPECT_FALSE(std::filesystem::exists(path + ".tmp." + std::to_string(getpid())));
+  EXPECT_FALSE(std::filesystem::exists(bt::atomic_temp_path(path)));
   std::filesystem::remove(path);
 }
 

@@ -24,7 +24,7 @@ if "$bt" train --model_name_or_path bt-test/tiny-bigvocab --train_file "$work/da
 fi
 grep -q "1001 ids but the model's text embeddings hold 1000" "$work/vocab.err" || { cat "$work/vocab.err"; exit 1; }
 [ ! -e "$work/out2" ] || { echo "out2 was written before the vocabulary check"; exit 1; }
-# A preprocessor_config.json with another mean drives the transform (tests/train/torch/evaluate_test.cpp checks the
+# A preprocessor_config.json with another mean drives the transform (tests/eval/torch/evaluate_test.cpp checks the
 # pixels) and the folder the run writes keeps it; a malformed one is a one-line error before anything is written.
 cp -r "$HF_HUB_CACHE/models--bt-test--tiny-bin/snapshots/1234567890abcdef1234567890abcdef12345678" "$work/odd"
 sed -i 's/0.48145466/0.5/' "$work/odd/preprocessor_config.json"

@@ -119,15 +119,6 @@ TEST(CheckpointDir, ResolveErrors) {
   fs::remove_all(out);
 }
 
-TEST(CheckpointDir, AtomicFileWrite) {
-  auto out = fresh_dir("atomic");
-  write_file_atomic(out / "a.json", "one");
-  write_file_atomic(out / "a.json", "two");
-  EXPECT_EQ(slurp(out / "a.json"), "two");
-  EXPECT_THROW(write_file_atomic(out / "missing_dir" / "a.json", "x"), bt::Error);
-  fs::remove_all(out);
-}
-
 TEST(CheckpointDir, LatestSkipsIncompleteCheckpoints) {
   auto out = fresh_dir("incomplete");
   make_checkpoint(out, 10, "ten");

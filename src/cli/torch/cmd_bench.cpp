@@ -13,8 +13,8 @@
 #include "cli/hub_flags.h"
 #include "common/error.h"
 #include "data/synth.h"
-#include "train/bench_report.h"
-#include "train/run_log.h"
+#include "report/bench_report.h"
+#include "report/run_log.h"
 #include "train/trainer.h"
 
 namespace bt::cli {
@@ -50,7 +50,7 @@ std::vector<int> parse_list(const std::string& s) {
   return out;
 }
 
-using BenchConfigs = std::vector<std::pair<train::BenchRow, train::TrainOptions>>;
+using BenchConfigs = std::vector<std::pair<report::BenchRow, train::TrainOptions>>;
 constexpr int kInMemoryBatches = 8;  // the in-memory row cycles this many batches
 
 // The rows in measuring order: the model's ceiling first (a run cut short, e.g. by a time limit, still has what
@@ -61,12 +61,12 @@ BenchConfigs bench_configs(const BenchArgs& a, const train::TrainOptions& base, 
     train::TrainOptions o = base;
     o.dataloader_num_workers = 0;  // the batches are made once, up front (kInMemoryBatches)
     o.media_decode = "auto";
-    train::BenchRow row{"in-memory batches", 0, false, true};
+    report::BenchRow row{"in-memory batches", 0, false, true};
     row.bf16 = o.bf16;
     configs.push_back({row, o});
     if (a.device == "cpu") {  // which precision is faster on this CPU (bf16 is several times fp32 where native)
       o.bf16 = !o.bf16;
-      train::BenchRow other{str("in-memory batches, ", o.bf16 ? "bf16" : "fp32"), 0, false, true};
+      report::BenchRow other{str("in-memory batches, ", o.bf16 ? "bf16" : "fp32"), 0, false, true};
       other.precision_check = true;
       other.bf16 = o.bf16;
       configs.push_back({other, o});
@@ -131,7 +131,7 @@ train::TrainOptions base_options(const BenchArgs& a, const std::string& data, in
 
 // The report's rows over the runs measured so far: each configuration's median run by throughput, with its own
 // data wait.
-void build_rows(train::BenchReport& rep, const BenchConfigs& configs,
+void build_rows(report::BenchReport& rep, const BenchConfigs& configs,
                 const std::vector<std::vector<std::pair<double, double>>>& samples,
                 const std::vector<std::string>& paths) {
   rep.rows.clear();
@@ -139,7 +139,7 @@ void build_rows(train::BenchReport& rep, const BenchConfigs& configs,
     if (samples[c].empty()) continue;
     auto v = samples[c];
     std::sort(v.begin(), v.end());
-    train::BenchRow row = configs[c].first;
+    report::BenchRow row = configs[c].first;
     row.samples_per_s = v[v.size() / 2].first;
     row.data_wait_percent = v[v.size() / 2].second;
     row.paths = paths[c];
@@ -158,7 +158,7 @@ void run(const BenchArgs& a) {
                               *std::max_element(workers.begin(), workers.end()));
   const train::TrainOptions base = base_options(a, data, threads);
 
-  train::BenchReport rep;
+  report::BenchReport rep;
   rep.title = str("bridgetune bench: ", a.preset, " preset, batch ", a.batch, ", ", a.steps, " steps (", a.warmup,
                   " warm-up), ", a.device, a.bf16 ? " bf16" : "",
                   a.jpeg_dct_scaling ? "" : ", full-resolution JPEG decode",
@@ -175,7 +175,7 @@ void run(const BenchArgs& a) {
     auto j = rep.to_json();
     j["complete"] = complete;
     j["errors"] = errors;
-    train::write_json_atomic(out / "bench_results.json", j);
+    report::write_json_atomic(out / "bench_results.json", j);
   };
   for (int rep_i = 0; rep_i < a.repeats; ++rep_i)
     for (size_t c = 0; c < configs.size(); ++c) {

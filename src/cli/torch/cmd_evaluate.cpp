@@ -7,12 +7,12 @@
 #include "cli/hub_flags.h"
 #include "common/error.h"
 #include "data/captions_dataset.h"
+#include "eval/evaluate_run.h"
 #include "hub/dataset_files.h"
-#include "train/evaluate_run.h"
 
 namespace {
 
-void print_table(const bt::train::EvalMetrics& m, const std::string& out) {
+void print_table(const bt::eval::EvalMetrics& m, const std::string& out) {
   std::printf("***** eval metrics *****\n");
   for (const auto& [k, v] : m) {
     const bool count = k == "eval_matching_count" || k == "eval_samples" || k == "eval_images" ||
@@ -25,7 +25,7 @@ void print_table(const bt::train::EvalMetrics& m, const std::string& out) {
 
 bt::cli::Registrar reg("evaluate", "Score a checkpoint: contest matching accuracy or image-text retrieval", 25,
                        [](CLI::App& app) {
-  auto o = std::make_shared<bt::train::EvaluateOptions>();
+  auto o = std::make_shared<bt::eval::EvaluateOptions>();
   auto hub = std::make_shared<bt::cli::HubFlags>();
   app.add_option("--model_name_or_path", o->model_name_or_path,
                  "Checkpoint folder (config.json, weights, tokenizer files; e.g. a train --output_dir) or a hub id "
@@ -72,7 +72,7 @@ bt::cli::Registrar reg("evaluate", "Score a checkpoint: contest matching accurac
     if (o->data.empty()) bt::fail("give --validation_file FILE or --dataset_name NAME (--dataset_config_name, --split)");
     if (cc->count() == 0 && bt::data::classify_source(o->data) == bt::data::SourceKind::kParquet)
       o->caption_column = "image_description";
-    print_table(bt::train::run_evaluate(*o), o->output_dir);
+    print_table(bt::eval::run_evaluate(*o), o->output_dir);
   });
 });
 

@@ -3,9 +3,9 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include "common/error.h"
+#include "report/hf_outputs.h"
+#include "report/run_log.h"
 #include "train/checkpoint_dir.h"
-#include "train/hf_outputs.h"
-#include "train/run_log.h"
 
 namespace bt::train {
 
@@ -54,16 +54,16 @@ void save_checkpoint(const std::filesystem::path& output_dir, model::BridgeTower
   model->save_pretrained(d);
   tokenizer.save(d);
   model::save_tensors(d + "/optimizer.safetensors", optimizer.state_tensors());
-  write_json_atomic(dir.path() / "scheduler.json", {{"type", schedule_name(schedule.type)},
+  report::write_json_atomic(dir.path() / "scheduler.json", {{"type", schedule_name(schedule.type)},
                                                     {"warmup_steps", schedule.warmup_steps},
                                                     {"total_steps", schedule.total_steps},
                                                     {"last_step", state.global_step}});
   model::save_tensors(d + "/rng_state.safetensors", rng_tensors());
   // The Hugging Face Trainer's trainer_state.json (HF schema, log_history from metrics.jsonl) beside ours.
-  HfStateInfo info = hf_state_of_settings(state.settings, state.global_step);
-  apply_selection(info, state.selection, output_dir, state.global_step);
-  write_hf_trainer_state(dir.path() / "trainer_state.json", output_dir / "metrics.jsonl", info);
-  write_json_atomic(dir.path() / kResumeStateFile, state.to_json());  // last: marks the folder complete
+  report::HfStateInfo info = report::hf_state_of_settings(state.settings, state.global_step);
+  report::apply_selection(info, state.selection, output_dir, state.global_step);
+  report::write_hf_trainer_state(dir.path() / "trainer_state.json", output_dir / "metrics.jsonl", info);
+  report::write_json_atomic(dir.path() / kResumeStateFile, state.to_json());  // last: marks the folder complete
   dir.commit();
 }
 
@@ -79,7 +79,7 @@ TrainerState load_checkpoint(const std::filesystem::path& dir, model::BridgeTowe
                              AdamW& optimizer) {
   const std::string d = dir.string();
   const fs::path state_file = resume_state_file(dir);
-  TrainerState s = TrainerState::from_json(read_json_file(state_file), state_file.string());
+  TrainerState s = TrainerState::from_json(report::read_json_file(state_file), state_file.string());
   model->load_weights(d);
   optimizer.load_state(model::load_tensors(d + "/optimizer.safetensors"), d + "/optimizer.safetensors");
   auto rng = model::load_tensors(d + "/rng_state.safetensors");

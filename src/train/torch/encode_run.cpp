@@ -6,16 +6,16 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
+#include "eval/torch/embed_eval.h"
 #include "media/npy.h"
 #include "model/api.h"
+#include "model/device.h"
+#include "report/progress.h"
+#include "report/run_log.h"
 #include "source/source.h"
-#include "train/checkpoint_dir.h"
 #include "train/embed_index.h"
-#include "train/progress.h"
-#include "train/run_log.h"
-#include "train/torch/device.h"
-#include "train/torch/embed_eval.h"
 
 namespace fs = std::filesystem;
 
@@ -45,8 +45,8 @@ void write_npy(const fs::path& path, const torch::Tensor& t) {
 
 EncodeSummary run_encode(const EncodeOptions& o) {
   check(o);
-  const torch::Device device = parse_device(o.device);
-  if (device.is_cpu()) model::configure_torch_threads(torch_threads_for(0, o.dataloader_num_workers, device));
+  const torch::Device device = model::parse_device(o.device);
+  if (device.is_cpu()) model::configure_torch_threads(model::torch_threads_for(0, o.dataloader_num_workers, device));
   source::SourceOptions so;
   so.image_column = o.image_column;
   so.caption_column = o.caption_column;
@@ -58,12 +58,12 @@ EncodeSummary run_encode(const EncodeOptions& o) {
   text::Tokenizer tok = text::Tokenizer::from_dir(o.model_name_or_path);
   model::BridgeTowerForContrastiveLearning m = model::load_contrastive(o.model_name_or_path);
   m->to(device);
-  const EmbedOptions eo = standalone_embed_options(m, o.per_device_eval_batch_size, o.dataloader_num_workers,
+  const eval::EmbedOptions eo = eval::standalone_embed_options(m, o.per_device_eval_batch_size, o.dataloader_num_workers,
                                                    o.max_seq_length, o.on_bad_sample, device, o.bf16);
-  std::optional<ProgressBar> bar;  // made at the first batch, when the number of distinct images is known
+  std::optional<report::ProgressBar> bar;  // made at the first batch, when the number of distinct images is known
   const auto t0 = std::chrono::steady_clock::now();
-  const EncodedCollection c = encode_collection(m, tok, data, eo, [&](size_t done, size_t total) {
-    if (!bar) bar.emplace(int64_t(total), 0, stdout, !o.quiet && ProgressBar::stdout_is_tty());
+  const eval::EncodedCollection c = eval::encode_collection(m, tok, data, eo, [&](size_t done, size_t total) {
+    if (!bar) bar.emplace(int64_t(total), 0, stdout, !o.quiet && report::ProgressBar::stdout_is_tty());
     bar->update(int64_t(done), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), "images");
   });
   if (bar && !o.quiet) bar->finish();
@@ -84,7 +84,7 @@ EncodeSummary run_encode(const EncodeOptions& o) {
   s.images = c.images.size(0), s.texts = int64_t(c.text_values.size()), s.skipped = c.skipped_images;
   s.dim = c.images.size(1), s.seconds = c.seconds;
   s.images_per_second = c.seconds > 0 ? double(s.images) / c.seconds : 0;
-  write_json_atomic(out / "index.json",
+  report::write_json_atomic(out / "index.json",
                     {{"model", fs::absolute(o.model_name_or_path).lexically_normal().string()},
                      {"data", fs::absolute(o.data).lexically_normal().string()},
                      {"image_column", o.image_column}, {"caption_column", o.caption_column},

@@ -11,7 +11,7 @@
 
 #include "common/error.h"
 #include "model/bridgetower.h"
-#include "train/torch/cuda_ops.h"
+#include "model/cuda_ops.h"
 
 namespace bt::train {
 
@@ -123,7 +123,7 @@ bool AdamW::fused_step(const std::vector<torch::Tensor>& p, const std::vector<to
                        const std::vector<torch::Tensor>& m, const std::vector<torch::Tensor>& v, bool decay,
                        int64_t step, double lr) {
   if (!opt_.fused || p.empty()) return false;
-  const bool inject = fused_ops_fail_injected();  // BT_FUSED_OPS=fail: take the path anywhere, and fail
+  const bool inject = model::fused_ops_fail_injected();  // BT_FUSED_OPS=fail: take the path anywhere, and fail
   const auto* op = fused_adamw_op();
   if (!op && !inject) return false;
   for (size_t i = 0; i < p.size() && !inject; ++i)  // the kernel's contract: CUDA, one floating dtype per set
@@ -194,7 +194,7 @@ AdamW make_adamw(torch::nn::Module& model, AdamWOptions opt) {
   for (size_t i = 0; i < groups.decay.size(); ++i) params.push_back({groups.decay_names[i], groups.decay[i], true});
   for (size_t i = 0; i < groups.no_decay.size(); ++i)
     params.push_back({groups.no_decay_names[i], groups.no_decay[i], false});
-  opt.fused = opt.fused && fused_ops_enabled();
+  opt.fused = opt.fused && model::fused_ops_enabled();
   return AdamW(std::move(params), opt);
 }
 

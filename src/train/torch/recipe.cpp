@@ -9,22 +9,24 @@
 #include <cmath>
 #include <ctime>
 #include <filesystem>
+#include <optional>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "data/captions_dataset.h"
+#include "eval/metrics.h"
+#include "eval/torch/embed_eval.h"
+#include "eval/torch/matching_source.h"
 #include "hub/hub.h"
 #include "loader/loader.h"
 #include "model/api.h"
 #include "model/bridgetower.h"
+#include "model/device.h"
+#include "report/hf_outputs.h"
+#include "report/run_log.h"
 #include "source/source.h"
 #include "text/tokenizer.h"
-#include "train/checkpoint_dir.h"
-#include "train/hf_outputs.h"
-#include "train/run_log.h"
-#include "train/torch/device.h"
-#include "train/torch/evaluate.h"
 #include "train/torch/gpu_media.h"
-#include "train/torch/matching_source.h"
 #include "train/torch/train_setup.h"
 
 namespace bt::train {
@@ -103,37 +105,27 @@ Plan plan_of(RecipeOptions& r) {
   return p;
 }
 
-// One final evaluation (HF's trainer.evaluate(dataset, metric_key_prefix)): contrastive loss and retrieval recall,
-// timed, with HF's key names.
+// One final evaluation (HF's trainer.evaluate(dataset, metric_key_prefix)): the trainer's evaluation of a split
+// (eval/torch/embed_eval.h) through a loader with the validation loader's options (the model's mean/std
+// included), and the contest's task when the split has its shape (caption_choices + label); timed, HF's key names.
 nlohmann::json evaluate_split(model::BridgeTowerForContrastiveLearning& m, const text::Tokenizer& tok, const Split& s,
                               const TrainOptions& t, const torch::Device& device) {
   auto ds = source::open_source(s.path, source_options(t, s.flag, s.max_rows, /*locality_order=*/false)).dataset;
-  // The validation loader's options, as run_train's own eval uses them (the model's mean/std included).
   loader::Loader loader(ds, loader_options(t, m->config(), t.per_device_eval_batch_size, /*train=*/false));
-  const auto t0 = std::chrono::steady_clock::now();
-  const EvalResult r = evaluate(m, loader, tok, t.max_seq_length, device, t.bf16);
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (r.samples == 0) fail(s.flag, " ", s.path, ": no batch of 2 or more rows to evaluate (", ds->size(), " rows)");
-  const double steps = double(loader.batches_per_epoch());
-  const std::string p = s.prefix + "_";
-  nlohmann::json metrics = {
-      {p + "loss", r.loss},
-      {p + "runtime", secs},
-      {p + "samples_per_second", double(r.samples) / secs},
-      {p + "steps_per_second", steps / secs},
-      {p + "samples", r.samples},
-      {p + "i2t_r1", r.recall.i2t_r1}, {p + "i2t_r5", r.recall.i2t_r5}, {p + "i2t_r10", r.recall.i2t_r10},
-      {p + "t2i_r1", r.recall.t2i_r1}, {p + "t2i_r5", r.recall.t2i_r5}, {p + "t2i_r10", r.recall.t2i_r10}};
-  // The contest's task when the split has its shape (caption_choices + label), as during training.
-  MatchingSourceOptions mo = matching_source_options(t);
+  eval::MatchingSourceOptions mo = matching_source_options(t);
   mo.max_rows = s.max_rows;
   mo.flag = s.flag;
-  if (const std::string data = matching_data_of(s.path, mo); !data.empty()) {
-    const EmbedOptions eo = embed_options(t, m->config().vision.image_size, device);
-    const MatchingEval me = evaluate_matching(m, tok, open_matching(data, mo).set, eo);
-    metrics[p + "matching_accuracy"] = me.scores.accuracy;
-    metrics[p + "matching_chance"] = matching_chance(me);
-  }
+  std::optional<eval::OpenedMatching> matching;
+  if (const std::string data = eval::matching_data_of(s.path, mo); !data.empty()) matching = eval::open_matching(data, mo);
+  const eval::SplitEval e = eval::evaluate_split(m, tok, ds, loader, matching ? &matching->set : nullptr,
+                                                 embed_options(t, m->config().vision.image_size, device));
+  if (e.retrieval.loss_samples == 0)
+    fail(s.flag, " ", s.path, ": no batch of 2 or more rows to evaluate (", ds->size(), " rows)");
+  nlohmann::json metrics = eval::to_json(e, s.prefix);
+  const std::string p = s.prefix + "_";
+  metrics[p + "runtime"] = e.seconds;
+  metrics[p + "samples_per_second"] = double(e.retrieval.pairs) / e.seconds;
+  metrics[p + "steps_per_second"] = double(e.retrieval.batches) / e.seconds;
   return metrics;
 }
 
@@ -150,9 +142,9 @@ nlohmann::json train_metrics(const TrainSummary& sum, const TrainOptions& t) {
           {"train_steps_per_second", sum.train_samples_per_second / per_step}};
 }
 
-ModelCard card_of(const RecipeOptions& r, const TrainOptions& t, const nlohmann::json& eval,
+report::ModelCard card_of(const RecipeOptions& r, const TrainOptions& t, const nlohmann::json& eval,
                   const nlohmann::json& history) {
-  ModelCard c;
+  report::ModelCard c;
   c.model_name = fs::path(t.output_dir).lexically_normal().filename().string();
   if (c.model_name.empty()) c.model_name = fs::path(t.output_dir).lexically_normal().parent_path().filename().string();
   c.base_model = t.model_name_or_path;
@@ -182,12 +174,12 @@ ModelCard card_of(const RecipeOptions& r, const TrainOptions& t, const nlohmann:
 
 // The final evaluations (eval, then test) of the model in model_dir, each a run-log record and a <prefix>_results.json.
 // Returns the eval split's metrics (empty without --do_eval).
-nlohmann::json final_evaluations(const Plan& plan, const TrainOptions& t, const std::string& model_dir, MetricsLog& log,
+nlohmann::json final_evaluations(const Plan& plan, const TrainOptions& t, const std::string& model_dir, report::MetricsLog& log,
                                  const TrainSummary& sum) {
   nlohmann::json eval_metrics = nlohmann::json::object();
   if (plan.evals.empty()) return eval_metrics;
-  const torch::Device device = parse_device(t.device);
-  if (device.is_cpu()) model::configure_torch_threads(torch_threads_for(t.torch_threads, t.dataloader_num_workers, device));
+  const torch::Device device = model::parse_device(t.device);
+  if (device.is_cpu()) model::configure_torch_threads(model::torch_threads_for(t.torch_threads, t.dataloader_num_workers, device));
   auto m = model::load_contrastive(model_dir);
   m->to(device);
   const text::Tokenizer tok = text::Tokenizer::from_dir(model_dir);
@@ -198,7 +190,7 @@ nlohmann::json final_evaluations(const Plan& plan, const TrainOptions& t, const 
     nlohmann::json rec = metrics;  // HF logs them: log_history and TensorBoard
     rec["step"] = sum.global_step;
     log.write(rec);
-    save_hf_metrics(t.output_dir, s.prefix, metrics);
+    report::save_hf_metrics(t.output_dir, s.prefix, metrics);
     if (s.prefix == "eval") eval_metrics = metrics;
     std::printf("***** %s metrics *****\n", s.prefix.c_str());
     for (const auto& [k, v] : metrics.items()) std::printf("  %-28s = %s\n", k.c_str(), v.dump().c_str());
@@ -210,7 +202,7 @@ nlohmann::json final_evaluations(const Plan& plan, const TrainOptions& t, const 
 void write_state_and_card(const RecipeOptions& r, const TrainSummary& sum, const nlohmann::json& eval_metrics) {
   const TrainOptions& t = r.train;
   const fs::path out(t.output_dir);
-  HfStateInfo info;
+  report::HfStateInfo info;
   info.global_step = sum.global_step, info.max_steps = sum.max_steps, info.steps_per_epoch = sum.steps_per_epoch;
   info.logging_steps = t.logging_steps, info.train_batch_size = t.per_device_train_batch_size;
   info.eval_steps = t.eval_steps < 0 ? sum.steps_per_epoch : t.eval_steps;
@@ -220,9 +212,9 @@ void write_state_and_card(const RecipeOptions& r, const TrainSummary& sum, const
   info.best_metric = sum.best_metric;
   info.best_model_checkpoint = sum.best_model_checkpoint;
   info.stopped_early = !sum.early_stop_reason.empty();
-  write_hf_trainer_state(out / "trainer_state.json", out / "metrics.jsonl", info);
-  const auto history = read_json_file(out / "trainer_state.json")["log_history"];
-  write_file_atomic(out / "README.md", model_card_markdown(card_of(r, t, eval_metrics, history)));
+  report::write_hf_trainer_state(out / "trainer_state.json", out / "metrics.jsonl", info);
+  const auto history = report::read_json_file(out / "trainer_state.json")["log_history"];
+  write_file_atomic(out / "README.md", report::model_card_markdown(card_of(r, t, eval_metrics, history)));
 }
 
 }  // namespace
@@ -242,11 +234,11 @@ void run_recipe(const RecipeOptions& options) {
                              "--model_name_or_path");
     fs::create_directories(out);
   }
-  MetricsLog log(out / "metrics.jsonl", fs::exists(out / "metrics.jsonl"), INT64_MAX);
+  report::MetricsLog log(out / "metrics.jsonl", fs::exists(out / "metrics.jsonl"), INT64_MAX);
   if (!t.tensorboard_dir.empty()) log.add_tensorboard(t.tensorboard_dir);
   if (plan.train) {
     const nlohmann::json m = train_metrics(sum, t);
-    save_hf_metrics(out, "train", m);  // train_results.json: bridgetune's keys plus HF's
+    report::save_hf_metrics(out, "train", m, sum.results);  // train_results.json: bridgetune's keys plus HF's
     nlohmann::json rec = m;
     rec.erase("train_samples");
     rec["step"] = sum.global_step;
@@ -254,7 +246,7 @@ void run_recipe(const RecipeOptions& options) {
   }
   const nlohmann::json eval_metrics = final_evaluations(plan, t, model_dir, log, sum);
   if (plan.train) {  // as HF, which saves training_args.bin with the trained model (an eval leaves a run's alone)
-    write_json_atomic(out / "training_args.json", r.arguments);
+    report::write_json_atomic(out / "training_args.json", r.arguments);
     write_state_and_card(r, sum, eval_metrics);
   }
   if (!r.hooks.quiet) {

@@ -9,14 +9,14 @@
 #include "common/file_gate.h"
 #include "common/json.h"
 #include "data/captions_dataset.h"
+#include "eval/torch/embed_eval.h"
 #include "media/npy.h"
 #include "model/api.h"
+#include "model/device.h"
+#include "report/canvas.h"
+#include "report/run_log.h"
 #include "source/source.h"
-#include "train/canvas.h"
 #include "train/embed_index.h"
-#include "train/run_log.h"
-#include "train/torch/device.h"
-#include "train/torch/embed_eval.h"
 
 namespace fs = std::filesystem;
 
@@ -67,9 +67,9 @@ void draw_contact_sheet(const std::string& out, const nlohmann::json& index, con
   std::vector<size_t> rows;
   for (int64_t k : top) rows.push_back(images[size_t(k)].at("row").get<size_t>());
   constexpr int kThumb = 160, kPad = 12, kLabel = 22, kCols = 4;
-  const std::vector<std::vector<uint8_t>> thumbs = thumbnails(data, rows, kThumb);
+  const std::vector<std::vector<uint8_t>> thumbs = eval::thumbnails(data, rows, kThumb);
   const int n = int(rows.size()), cols = std::min(n, kCols), grid_rows = (n + kCols - 1) / kCols;
-  Canvas c(kPad + cols * (kThumb + kPad), kPad + grid_rows * (kThumb + kLabel + kPad), {255, 255, 255});
+  report::Canvas c(kPad + cols * (kThumb + kPad), kPad + grid_rows * (kThumb + kLabel + kPad), {255, 255, 255});
   for (int i = 0; i < n; ++i) {
     const int x0 = kPad + (i % kCols) * (kThumb + kPad), y0 = kPad + (i / kCols) * (kThumb + kLabel + kPad);
     const std::vector<uint8_t>& px = thumbs[size_t(i)];
@@ -93,19 +93,19 @@ int run_search(const SearchOptions& o) {
   if (o.top_k < 1) fail("--top_k must be >= 1");
   const fs::path dir(o.index);
   if (!fs::exists(dir / "index.json")) fail("--index ", o.index, ": no index.json in it (make one with bridgetune encode)");
-  const nlohmann::json index = read_json_file(dir / "index.json");
+  const nlohmann::json index = report::read_json_file(dir / "index.json");
   const std::string model_dir = !o.model_name_or_path.empty() ? o.model_name_or_path : index.value("model", std::string());
   const bool by_text = !o.query.empty();
   if (!by_text && !fs::exists(dir / "text_embeds.npy"))
     fail("--index ", o.index, ": it has no texts to rank for an image (the data had no captions)");
-  const torch::Device device = parse_device(o.device);
+  const torch::Device device = model::parse_device(o.device);
   model::BridgeTowerForContrastiveLearning m = model::load_contrastive(model_dir);
   m->to(device);
   // One query: batch 1, no loader threads; captions cut as at encode time.
   const int max_len = index.contains("transform") ? index["transform"].value("max_seq_length", 128) : 128;
-  const EmbedOptions eo = standalone_embed_options(m, 1, 0, max_len, "error", device, o.bf16);
-  torch::Tensor q = by_text ? embed_text_list(m, text::Tokenizer::from_dir(model_dir), {o.query}, eo)
-                            : embed_image_rows(m, image_file(o.query_image), {0}, eo);
+  const eval::EmbedOptions eo = eval::standalone_embed_options(m, 1, 0, max_len, "error", device, o.bf16);
+  torch::Tensor q = by_text ? eval::embed_text_list(m, text::Tokenizer::from_dir(model_dir), {o.query}, eo)
+                            : eval::embed_image_rows(m, image_file(o.query_image), {0}, eo);
   const torch::Tensor gallery = read_embeddings(dir / (by_text ? "image_embeds.npy" : "text_embeds.npy"));
   const std::vector<nlohmann::json> keys = read_lines(dir / (by_text ? "images.jsonl" : "texts.jsonl"));
   if (int64_t(keys.size()) != gallery.size(0) || gallery.size(1) != q.size(1))

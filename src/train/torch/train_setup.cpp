@@ -9,14 +9,13 @@
 #include "data/synth.h"
 #include "dist/env.h"
 #include "hub/hub.h"
+#include "model/device.h"
 #include "model/preprocessor.h"
 #include "model/quick_gelu.h"
+#include "report/run_log.h"
 #include "source/source.h"
 #include "text/train_bpe.h"
 #include "train/checkpoint_dir.h"
-#include "train/run_log.h"
-#include "train/torch/cuda_ops.h"
-#include "train/torch/device.h"
 #include "train/torch/gpu_media.h"
 
 namespace bt::train {
@@ -92,7 +91,7 @@ std::string accumulation_setting(const TrainOptions& o) {
 
 void check_resume_settings(const fs::path& dir, const TrainOptions& o) {
   const fs::path state = resume_state_file(dir);
-  const TrainerState saved = TrainerState::from_json(read_json_file(state), state.string());
+  const TrainerState saved = TrainerState::from_json(report::read_json_file(state), state.string());
   auto same = [&](const char* key, const char* what, const nlohmann::json& now) {
     if (!saved.settings.contains(key) || saved.settings[key] == now) return;
     fail("--resume_from_checkpoint ", dir.string(), ": it was made with ", what, " ", saved.settings[key].dump(),
@@ -260,7 +259,6 @@ void build_model(TrainRun& r) {
   r.model->bridgetower->gradient_checkpointing = o.gradient_checkpointing;
   model::reset_quick_gelu_cuda_path();  // this run's op paths (TrainSummary::op_paths)
   AdamW::reset_path_used();
-  register_cuda_ops();  // the fused QuickGELU kernels for CUDA tensors (a no-op without them)
   r.opt.emplace(make_adamw(*r.model, {o.learning_rate, o.adam_beta1, o.adam_beta2, o.adam_epsilon, o.weight_decay}));
 }
 
@@ -293,7 +291,7 @@ void build_loaders(TrainRun& r) {
   if (r.val_ds)
     r.val_loader = std::make_unique<loader::Loader>(r.val_ds, loader_options(o, r.cfg, o.per_device_eval_batch_size, false));
   if (r.val_ds && !r.val_matching_path.empty() && r.main_rank)  // only rank 0 evaluates
-    r.val_matching = open_matching(r.val_matching_path, matching_source_options(o));
+    r.val_matching = eval::open_matching(r.val_matching_path, matching_source_options(o));
 }
 
 // Model selection's options, resolved before output_dir is written (the demo's validation folder, not yet
@@ -302,11 +300,11 @@ void resolve_model_selection(TrainRun& r) {
   const TrainOptions& o = r.o;
   const bool has_val = r.demo || !r.val_path.empty();
   if (r.demo) r.val_matching_path = (r.out / "demo_data" / "validation").string();
-  else if (has_val) r.val_matching_path = matching_data_of(r.val_path, matching_source_options(o));
+  else if (has_val) r.val_matching_path = eval::matching_data_of(r.val_path, matching_source_options(o));
   SelectionOptions so{o.metric_for_best_model, o.greater_is_better, o.load_best_model_at_end,
                       o.early_stopping_patience, o.early_stopping_threshold};
   r.selection = resolve_selection(so, o.eval_steps, o.save_steps,
-                                  has_val ? eval_metric_keys(!r.val_matching_path.empty()) : std::vector<std::string>{});
+                                  has_val ? eval::eval_metric_keys(!r.val_matching_path.empty()) : std::vector<std::string>{});
   if (r.selection.active() && r.talk)
     std::printf("model selection: %s (%s is better)%s%s\n", r.selection.metric.c_str(),
                 r.selection.greater_is_better ? "greater" : "lower",
@@ -364,15 +362,8 @@ std::string fmt(const char* f, double v) {
   return b;
 }
 
-std::vector<std::string> eval_metric_keys(bool with_matching) {
-  std::vector<std::string> keys = {"eval_loss",   "eval_i2t_r1", "eval_i2t_r5", "eval_i2t_r10",
-                                   "eval_t2i_r1", "eval_t2i_r5", "eval_t2i_r10"};
-  if (with_matching) keys.insert(keys.end(), {"eval_matching_accuracy", "eval_matching_chance"});
-  return keys;
-}
-
-EmbedOptions embed_options(const TrainOptions& o, int image_size, const torch::Device& device) {
-  EmbedOptions eo;
+eval::EmbedOptions embed_options(const TrainOptions& o, int image_size, const torch::Device& device) {
+  eval::EmbedOptions eo;
   eo.batch_size = o.per_device_eval_batch_size;
   eo.num_workers = o.dataloader_num_workers;
   eo.image_size = image_size;
@@ -383,8 +374,8 @@ EmbedOptions embed_options(const TrainOptions& o, int image_size, const torch::D
   return eo;
 }
 
-MatchingSourceOptions matching_source_options(const TrainOptions& o) {
-  MatchingSourceOptions m;
+eval::MatchingSourceOptions matching_source_options(const TrainOptions& o) {
+  eval::MatchingSourceOptions m;
   m.image_column = o.image_column;
   m.on_bad = o.on_bad_sample == "skip" ? data::OnBad::kSkip : data::OnBad::kError;
   m.max_rows = o.max_eval_samples;
@@ -445,7 +436,7 @@ std::unique_ptr<TrainRun> setup_run(const TrainOptions& options, const TrainHook
   for (auto [p, flag] : {std::pair{&o.model_name_or_path, "--model_name_or_path"}, {&o.tokenizer_name, "--tokenizer_name"}})
     if (!p->empty()) *p = hub::resolve(*p, hub::RepoType::Model, o.model_revision, o.cache_dir, flag);
   check_options(o);
-  r.device = parse_device(o.device);
+  r.device = model::parse_device(o.device);
   check_media_pipeline(o, hooks, r.device);
   // Rendezvous first, so every rank runs the checks below before rank 0 writes anything.
   r.group = dist::init_process_group(dist_env(o), {o.ddp_timeout, o.device});
@@ -461,7 +452,7 @@ std::unique_ptr<TrainRun> setup_run(const TrainOptions& options, const TrainHook
   }
   // A resumed run reads the tokenizer it saved in its checkpoint (so the same command line can be rerun).
   check_model_paths(o);
-  r.torch_threads = torch_threads_for(o.torch_threads, o.dataloader_num_workers, r.device);
+  r.torch_threads = model::torch_threads_for(o.torch_threads, o.dataloader_num_workers, r.device);
   model::configure_torch_threads(r.torch_threads);
   torch::manual_seed(o.seed);
 

@@ -12,17 +12,17 @@
 #include "data/dataset.h"
 #include "dist/grad_sync.h"
 #include "dist/process_group.h"
+#include "eval/torch/matching_source.h"
 #include "loader/global_order.h"
 #include "loader/loader.h"
 #include "model/bridgetower.h"
 #include "source/source.h"
 #include "text/tokenizer.h"
-#include "train/output_lock.h"
-#include "train/schedule.h"
 #include "train/loss_scale.h"
 #include "train/model_selection.h"
+#include "train/output_lock.h"
+#include "train/schedule.h"
 #include "train/torch/checkpoint.h"
-#include "train/torch/matching_source.h"
 #include "train/torch/optim.h"
 #include "train/trainer.h"
 
@@ -45,7 +45,7 @@ struct TrainRun {
   // The validation split's matching questions when it has the contest's shape (matching_source.h): every
   // evaluation then also reports eval_matching_accuracy. val_matching_path "" : not matching-shaped.
   std::string val_matching_path;
-  std::optional<OpenedMatching> val_matching;
+  std::optional<eval::OpenedMatching> val_matching;
   Selection selection;  // --metric_for_best_model and friends, resolved once
   std::optional<LossScale> loss_scale;  // --fp16 on CUDA (or the test hook): dynamic loss scaling
   loader::SamplerOptions train_locality;  // parquet's row-group windows (empty otherwise)
@@ -73,13 +73,10 @@ std::unique_ptr<TrainRun> setup_run(const TrainOptions& options, const TrainHook
 
 // The loader options of the train (train = true: shuffled, this rank's share) or validation loader.
 loader::LoaderOptions loader_options(const TrainOptions& o, const model::BridgeTowerConfig& cfg, int batch, bool train);
-// The metric keys of one evaluation during training (eval_loss, recall, and with matching data
-// eval_matching_accuracy / eval_matching_chance): the one list model selection checks names against.
-std::vector<std::string> eval_metric_keys(bool with_matching);
 // The embedding evaluations' options (matching, the demo's held-out scores) from a run's flags.
-EmbedOptions embed_options(const TrainOptions& o, int image_size, const torch::Device& device);
+eval::EmbedOptions embed_options(const TrainOptions& o, int image_size, const torch::Device& device);
 // The options of the matching questions read from a validation split.
-MatchingSourceOptions matching_source_options(const TrainOptions& o);
+eval::MatchingSourceOptions matching_source_options(const TrainOptions& o);
 
 // The source options of a dataset read for `flag` (--train_file, --validation_file, --test_file ...) with at most
 // max_rows rows (<= 0: all): the one place run_train's datasets and the recipe's final evaluations open theirs.

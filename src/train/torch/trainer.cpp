@@ -12,17 +12,16 @@
 #include <optional>
 
 #include "common/error.h"
+#include "eval/torch/embed_eval.h"
+#include "model/cuda_ops.h"
 #include "model/quick_gelu.h"
+#include "report/plot.h"
+#include "report/progress.h"
+#include "report/run_log.h"
 #include "train/checkpoint_dir.h"
-#include "train/plot.h"
-#include "train/progress.h"
-#include "train/run_log.h"
 #include "train/throughput.h"
 #include "train/torch/batch_provider.h"
 #include "train/torch/contrastive_step.h"
-#include "train/torch/cuda_ops.h"
-#include "train/torch/embed_eval.h"
-#include "train/torch/evaluate.h"
 #include "train/torch/train_setup.h"
 
 namespace bt::train {
@@ -59,31 +58,30 @@ class TrainLoop {
 
   TrainRun& r_;
   const TrainOptions& o_;
-  std::optional<MetricsLog> metrics_;
-  ProgressBar bar_;
+  std::optional<report::MetricsLog> metrics_;
+  report::ProgressBar bar_;
   bool tty_;
   std::unique_ptr<BatchProvider> batches_;
   ThroughputMeter meter_;
   double t_start_ = 0;
   double window_loss_sum_ = 0, last_grad_norm_ = 0, first_loss_ = NAN, replay_max_diff_ = -1;
   int64_t window_steps_ = 0;
-  EvalResult last_eval_;
-  std::optional<MatchingEval> last_matching_;
+  eval::SplitEval last_eval_;
   bool evaluated_ = false, stopped_early_ = false;
   // Model selection (train/model_selection.h): the best evaluation so far, and early stopping (early_stop_:
   // the run ends normally, with its final outputs; stopped_early_ is the test hook's "as if killed").
   ModelSelector selector_;
   bool early_stop_ = false, loaded_best_ = false;
   // The built-in demo shows what training bought: held-out matching and retrieval, before and after.
-  EmbedOptions demo_eval_;
-  std::optional<HeldOutScores> demo_before_, demo_after_;
+  eval::EmbedOptions demo_eval_;
+  std::optional<eval::HeldOutScores> demo_before_, demo_after_;
 };
 
 TrainLoop::TrainLoop(TrainRun& r)
     : r_(r),
       o_(r.o),
-      bar_(r.total_steps, r.st.global_step, stdout, r.talk && ProgressBar::stdout_is_tty()),
-      tty_(r.talk && ProgressBar::stdout_is_tty()),
+      bar_(r.total_steps, r.st.global_step, stdout, r.talk && report::ProgressBar::stdout_is_tty()),
+      tty_(r.talk && report::ProgressBar::stdout_is_tty()),
       meter_(r.o.throughput_warmup_steps),
       selector_(r.selection) {
   selector_.restore(r_.st.selection);
@@ -114,10 +112,10 @@ TrainLoop::TrainLoop(TrainRun& r)
   meter_.start(t_start_);
   if (r_.demo && r_.main_rank && r_.resume_dir.empty()) {
     demo_eval_ = embed_options(o_, r_.image_size(), r_.device);
-    demo_before_ = held_out_scores(r_.model, *r_.tok, r_.val_path, demo_eval_);
-    say(str("before training, held out: matching accuracy ", fmt("%.3f", demo_before_->matching_accuracy), " (chance ",
-            fmt("%.3f", demo_before_->matching_chance), "), image->text R@1 ", fmt("%.3f", demo_before_->retrieval.i2t_r1),
-            " (chance ", fmt("%.3f", 1.0 / double(std::max<int64_t>(demo_before_->images, 1))), ")"));
+    demo_before_ = eval::held_out_scores(r_.model, *r_.tok, r_.val_path, demo_eval_);
+    say(str("before training, held out: matching accuracy ", fmt("%.3f", demo_before_->matching.accuracy), " (chance ",
+            fmt("%.3f", demo_before_->matching.chance), "), image->text R@1 ", fmt("%.3f", demo_before_->retrieval.i2t_r1),
+            " (chance ", fmt("%.3f", demo_before_->retrieval.r1_chance), ")"));
   }
 }
 
@@ -175,7 +173,7 @@ void TrainLoop::after_step(const StepResult& s) {
 void TrainLoop::flush_window() {
   if (window_steps_ == 0) return;
   WindowStats w = meter_.take_window(now_s());
-  WindowRecord rec;
+  report::WindowRecord rec;
   rec.step = r_.st.global_step;
   rec.epoch = static_cast<double>(r_.st.global_step) / static_cast<double>(r_.steps_per_epoch);
   rec.loss = window_loss_sum_ / static_cast<double>(window_steps_);
@@ -203,13 +201,13 @@ void TrainLoop::run_eval(bool select) {
   nlohmann::json rec = metrics;
   rec["step"] = r_.st.global_step;
   metrics_->write(rec);
-  const auto& r = last_eval_.recall;
-  say(str("eval @ step ", r_.st.global_step, ": loss ", fmt("%.4f", last_eval_.loss), " | image->text R@1/5/10 ",
+  const auto& r = last_eval_.retrieval.scores;
+  const auto& m = last_eval_.matching;
+  say(str("eval @ step ", r_.st.global_step, ": loss ", fmt("%.4f", last_eval_.retrieval.loss), " | image->text R@1/5/10 ",
           fmt("%.3f", r.i2t_r1), "/", fmt("%.3f", r.i2t_r5), "/", fmt("%.3f", r.i2t_r10), " | text->image ",
           fmt("%.3f", r.t2i_r1), "/", fmt("%.3f", r.t2i_r5), "/", fmt("%.3f", r.t2i_r10),
-          last_matching_ ? str(" | matching accuracy ", fmt("%.3f", last_matching_->scores.accuracy), " (chance ",
-                               fmt("%.3f", matching_chance(*last_matching_)), ")")
-                         : std::string()));
+          m ? str(" | matching accuracy ", fmt("%.3f", m->scores.accuracy), " (chance ", fmt("%.3f", m->scores.chance), ")")
+            : std::string()));
   if (!select) return;  // the end-of-run evaluation is reported, not selected on (HF: checkpoints only)
   if (selector_.observe(metrics, r_.st.global_step))
     say(str("new best ", selector_.selection().metric, " ", fmt("%.6g", *selector_.best_metric()), " at step ",
@@ -217,18 +215,13 @@ void TrainLoop::run_eval(bool select) {
   r_.st.selection = selector_.to_json();  // the next checkpoint carries it (exact resume)
 }
 
+// The one evaluation path (eval/torch/embed_eval.h): the validation loader feeds the forward (loss, recall) and the
+// split's matching questions, when it has them, are scored from embeddings.
 nlohmann::json TrainLoop::eval_metrics() {
-  last_eval_ = evaluate(r_.model, *r_.val_loader, *r_.tok, o_.max_seq_length, r_.device, o_.bf16);
-  const auto& r = last_eval_.recall;
-  nlohmann::json m = {{"eval_loss", last_eval_.loss}, {"eval_i2t_r1", r.i2t_r1},   {"eval_i2t_r5", r.i2t_r5},
-                      {"eval_i2t_r10", r.i2t_r10},    {"eval_t2i_r1", r.t2i_r1},   {"eval_t2i_r5", r.t2i_r5},
-                      {"eval_t2i_r10", r.t2i_r10},    {"eval_samples", last_eval_.samples}};
-  if (r_.val_matching) {
-    last_matching_ = evaluate_matching(r_.model, *r_.tok, r_.val_matching->set, embed_options(o_, r_.image_size(), r_.device));
-    m["eval_matching_accuracy"] = last_matching_->scores.accuracy;
-    m["eval_matching_chance"] = matching_chance(*last_matching_);
-  }
-  return m;
+  last_eval_ = eval::evaluate_split(r_.model, *r_.tok, r_.val_ds, *r_.val_loader,
+                                    r_.val_matching ? &r_.val_matching->set : nullptr,
+                                    embed_options(o_, r_.image_size(), r_.device));
+  return eval::to_json(last_eval_, "eval");
 }
 
 // Early stopping is decided on rank 0 (the only one that evaluates); every rank must stop at the same step.
@@ -261,8 +254,8 @@ void TrainLoop::save() {
   meter_.resume(now_s());
 }
 
-// The summary, and on rank 0 the final model, the plot and train_results.json (written last: marks the run
-// finished). A run stopped early (stop_after_step) ends as if killed: no final outputs.
+// The summary with train_results.json's keys (the recipe writes the file), and on rank 0 the final model and the
+// plot. A run stopped early (stop_after_step) ends as if killed: no final outputs.
 TrainSummary TrainLoop::finish() {
   const TrainerState& st = r_.st;
   TrainSummary sum;
@@ -276,7 +269,7 @@ TrainSummary TrainLoop::finish() {
   if (r_.main_rank) load_best_model();
   const bool last_step_evaluated = evaluated_ && o_.eval_steps > 0 && st.global_step % o_.eval_steps == 0;
   if (o_.eval_at_end && (!last_step_evaluated || loaded_best_)) run_eval(/*select=*/false);
-  if (demo_before_) demo_after_ = held_out_scores(r_.model, *r_.tok, r_.val_path, demo_eval_);
+  if (demo_before_) demo_after_ = eval::held_out_scores(r_.model, *r_.tok, r_.val_path, demo_eval_);
 
   sum.train_samples_per_second = rs.train_samples_per_second;
   sum.train_runtime = rs.train_runtime;
@@ -286,8 +279,8 @@ TrainSummary TrainLoop::finish() {
   sum.first_loss = first_loss_;
   sum.data_wait_percent = rs.data_wait_percent;
   sum.op_paths = str("adamw ", AdamW::path_used(),
-                     r_.device.is_cuda() || fused_ops_fail_injected() ? str(", quick_gelu ", model::quick_gelu_cuda_path()) : std::string());
-  if (evaluated_) sum.eval_loss = last_eval_.loss;
+                     r_.device.is_cuda() || model::fused_ops_fail_injected() ? str(", quick_gelu ", model::quick_gelu_cuda_path()) : std::string());
+  if (evaluated_) sum.eval_loss = last_eval_.retrieval.loss;
   if (selector_.best_metric()) sum.best_metric = *selector_.best_metric();
   const fs::path best_dir = r_.out / ("checkpoint-" + std::to_string(selector_.best_step()));
   std::error_code ec;
@@ -297,20 +290,19 @@ TrainSummary TrainLoop::finish() {
 
   if (o_.save_final_model) save_final_model(r_.out, r_.model, *r_.tok);
   if (r_.hooks.write_plot) write_plot();
-  const nlohmann::json results = results_json(sum, rs);
-  write_json_atomic(r_.out / "train_results.json", results);  // last: marks the run finished
-  if (r_.talk) print_results(results);
+  sum.results = results_json(sum, rs);
+  if (r_.talk) print_results(sum.results);
   return sum;
 }
 
 void TrainLoop::write_plot() const {
-  auto recs = read_window_records(r_.out / "metrics.jsonl");
-  Series loss{"loss", {}, {}}, sps{"samples/s", {}, {}};
+  auto recs = report::read_window_records(r_.out / "metrics.jsonl");
+  report::Series loss{"loss", {}, {}}, sps{"samples/s", {}, {}};
   for (const auto& r : recs) {
     loss.x.push_back(static_cast<double>(r.step)), loss.y.push_back(r.loss);
     sps.x.push_back(static_cast<double>(r.step)), sps.y.push_back(r.samples_per_s);
   }
-  write_line_panels_png(r_.out / "training_plot.png",
+  report::write_line_panels_png(r_.out / "training_plot.png",
                         str("bridgetune train: ", o_.model_name_or_path.empty() ? o_.model_preset : o_.model_name_or_path),
                         "step", {{"training loss", "loss", {loss}}, {"throughput", "samples/s", {sps}}});
 }
@@ -330,18 +322,16 @@ nlohmann::json TrainLoop::results_json(const TrainSummary& sum, const RunStats& 
                             {"dataloader_num_workers", o_.dataloader_num_workers},
                             {"device", r_.device.str()},
                             {"bf16", o_.bf16}};
-  if (evaluated_) {
-    results["eval_loss"] = last_eval_.loss;
-    results["eval_i2t_r1"] = last_eval_.recall.i2t_r1, results["eval_i2t_r5"] = last_eval_.recall.i2t_r5;
-    results["eval_i2t_r10"] = last_eval_.recall.i2t_r10, results["eval_t2i_r1"] = last_eval_.recall.t2i_r1;
-    results["eval_t2i_r5"] = last_eval_.recall.t2i_r5, results["eval_t2i_r10"] = last_eval_.recall.t2i_r10;
+  if (evaluated_) {  // the last evaluation's loss, recall and matching accuracy (the rest is in metrics.jsonl)
+    results.update(eval::to_json(last_eval_, "eval"));
+    results.erase("eval_samples");
+    results.erase("eval_matching_chance");
   }
   if (replay_max_diff_ >= 0) results["accumulation_replay_max_diff"] = replay_max_diff_;
   if (r_.loss_scale) {
     results["loss_scale"] = r_.loss_scale->scale();
     results["skipped_steps"] = r_.loss_scale->skipped_steps();
   }
-  if (last_matching_) results["eval_matching_accuracy"] = last_matching_->scores.accuracy;
   if (selector_.selection().active()) {
     results["metric_for_best_model"] = selector_.selection().metric;
     results["best_metric"] = sum.best_metric;
@@ -351,14 +341,14 @@ nlohmann::json TrainLoop::results_json(const TrainSummary& sum, const RunStats& 
   }
   if (!sum.early_stop_reason.empty()) results["early_stopping"] = sum.early_stop_reason;
   if (demo_after_) {
-    results["demo_matching_accuracy_before"] = demo_before_->matching_accuracy;
-    results["demo_matching_accuracy_after"] = demo_after_->matching_accuracy;
-    results["demo_matching_chance"] = demo_after_->matching_chance;
+    results["demo_matching_accuracy_before"] = demo_before_->matching.accuracy;
+    results["demo_matching_accuracy_after"] = demo_after_->matching.accuracy;
+    results["demo_matching_chance"] = demo_after_->matching.chance;
     results["demo_i2t_r1_before"] = demo_before_->retrieval.i2t_r1;
     results["demo_i2t_r1_after"] = demo_after_->retrieval.i2t_r1;
     results["demo_t2i_r1_before"] = demo_before_->retrieval.t2i_r1;
     results["demo_t2i_r1_after"] = demo_after_->retrieval.t2i_r1;
-    results["demo_r1_chance"] = 1.0 / double(std::max<int64_t>(demo_after_->images, 1));
+    results["demo_r1_chance"] = demo_after_->retrieval.r1_chance;
   }
   return results;
 }
@@ -373,9 +363,9 @@ void TrainLoop::print_results(const nlohmann::json& results) const {
     };
     std::printf("\n***** what training bought (held-out demo split, %lld images) *****\n",
                 (long long)demo_after_->images);
-    row("matching accuracy (5 choices)", demo_before_->matching_accuracy, demo_after_->matching_accuracy,
-        demo_after_->matching_chance);
-    const double chance = 1.0 / double(std::max<int64_t>(demo_after_->images, 1));
+    row("matching accuracy (5 choices)", demo_before_->matching.accuracy, demo_after_->matching.accuracy,
+        demo_after_->matching.chance);
+    const double chance = demo_after_->retrieval.r1_chance;
     row("image->text R@1", demo_before_->retrieval.i2t_r1, demo_after_->retrieval.i2t_r1, chance);
     row("text->image R@1", demo_before_->retrieval.t2i_r1, demo_after_->retrieval.t2i_r1, chance);
   }

@@ -10,8 +10,8 @@
 #include "common/file_gate.h"
 #include "data/synth.h"
 #include "media/npy.h"
+#include "report/run_log.h"
 #include "run_bridgetune.h"
-#include "train/run_log.h"
 
 namespace fs = std::filesystem;
 
@@ -75,7 +75,7 @@ TEST_F(EncodeSearch, TheIndexHoldsEveryDistinctImageAndCaptionNormalised) {
   EXPECT_GT(txt.rows, 8);
   EXPECT_EQ(img.cols, txt.cols);
   for (int64_t i = 0; i < img.rows; ++i) EXPECT_NEAR(img.dot(i, img, i), 1.0, 1e-4) << "image " << i;
-  const auto index = bt::train::read_json_file(idx / "index.json");
+  const auto index = bt::report::read_json_file(idx / "index.json");
   EXPECT_EQ(index.at("images"), 8);
   EXPECT_EQ(index.at("dim"), img.cols);
   EXPECT_NE(log("encode").find("images/s"), std::string::npos) << log("encode");

@@ -13,9 +13,9 @@
 #include <thread>
 
 #include "data/synth.h"
+#include "report/run_log.h"
 #include "run_bridgetune.h"
 #include "train/checkpoint_dir.h"
-#include "train/run_log.h"
 
 namespace fs = std::filesystem;
 
@@ -23,7 +23,7 @@ namespace {
 
 std::vector<double> losses(const fs::path& out) {
   std::vector<double> l;
-  for (const auto& r : bt::train::read_window_records(out / "metrics.jsonl")) l.push_back(r.loss);
+  for (const auto& r : bt::report::read_window_records(out / "metrics.jsonl")) l.push_back(r.loss);
   return l;
 }
 

@@ -10,8 +10,8 @@
 
 #include "data/synth.h"
 #include "model/bridgetower.h"
+#include "report/run_log.h"
 #include "run_bridgetune.h"
-#include "train/run_log.h"
 
 namespace fs = std::filesystem;
 
@@ -51,7 +51,7 @@ class MemoryModes : public ::testing::Test {
     for (const auto& [k, t] : a) m += (t - b.at(k)).to(torch::kDouble).pow(2).sum().item<double>();
     return std::sqrt(m);
   }
-  static double first_loss(const fs::path& out) { return bt::train::read_window_records(out / "metrics.jsonl").at(0).loss; }
+  static double first_loss(const fs::path& out) { return bt::report::read_window_records(out / "metrics.jsonl").at(0).loss; }
   static inline fs::path root_;
 };
 
@@ -74,7 +74,7 @@ TEST_F(MemoryModes, ExactEqualsOneLargeBatchAndLocalDoesNot) {
 TEST_F(MemoryModes, DropoutMasksAreReplayed) {
   const fs::path out = train("dropout", {"--per_device_train_batch_size", "4", "--gradient_accumulation_steps", "3",
                                          "--dropout", "0.3"});
-  const auto res = bt::train::read_json_file(out / "train_results.json");
+  const auto res = bt::report::read_json_file(out / "train_results.json");
   // Pass 2's embeddings equal pass 1's: the same masks (different masks move them by ~dropout's size).
   EXPECT_LE(res.at("accumulation_replay_max_diff").get<double>(), 1e-6);
 }
@@ -90,7 +90,7 @@ TEST_F(MemoryModes, ResumesExactly) {
   auto resume_args = args;
   resume_args.insert(resume_args.end(), {"--resume_from_checkpoint", "latest"});
   train("resume_cut", resume_args);
-  const auto a = bt::train::read_window_records(full / "metrics.jsonl"), b = bt::train::read_window_records(cut / "metrics.jsonl");
+  const auto a = bt::report::read_window_records(full / "metrics.jsonl"), b = bt::report::read_window_records(cut / "metrics.jsonl");
   ASSERT_EQ(a.size(), 4u);
   ASSERT_EQ(b.size(), a.size());
   for (size_t i = 0; i < a.size(); ++i) EXPECT_DOUBLE_EQ(b[i].loss, a[i].loss) << "step " << i + 1;
@@ -132,7 +132,7 @@ TEST_F(MemoryModes, LossScalerSkipsNonFiniteStepsAndResumesExactly) {
             std::string::npos);
   EXPECT_EQ(l2_diff(weights(nan / "checkpoint-2"), weights(nan / "checkpoint-1")), 0.0);  // step 2 changed nothing
   EXPECT_GT(l2_diff(weights(nan / "checkpoint-3"), weights(nan / "checkpoint-2")), 0.0);
-  const auto res = bt::train::read_json_file(nan / "train_results.json");
+  const auto res = bt::report::read_json_file(nan / "train_results.json");
   EXPECT_EQ(res.at("skipped_steps"), 1);
   EXPECT_EQ(res.at("loss_scale").get<double>(), 32768.0);
   const fs::path cut = train("scaler_cut", with({"--test_loss_scaling", "--test_inject_nonfinite_at_step", "2",
@@ -140,7 +140,7 @@ TEST_F(MemoryModes, LossScalerSkipsNonFiniteStepsAndResumesExactly) {
   train("scaler_cut", with({"--test_loss_scaling", "--test_inject_nonfinite_at_step", "2", "--resume_from_checkpoint",
                             "latest"}));
   EXPECT_EQ(l2_diff(weights(cut), weights(nan)), 0.0);
-  EXPECT_EQ(bt::train::read_json_file(cut / "train_results.json").at("loss_scale").get<double>(), 32768.0);
+  EXPECT_EQ(bt::report::read_json_file(cut / "train_results.json").at("loss_scale").get<double>(), 32768.0);
 }
 
 }  // namespace

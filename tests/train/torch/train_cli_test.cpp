@@ -12,7 +12,7 @@
 
 #include "common/cpu_features.h"
 #include "data/synth.h"
-#include "train/run_log.h"
+#include "report/run_log.h"
 #include "run_bridgetune.h"
 
 namespace fs = std::filesystem;
@@ -58,7 +58,7 @@ class TrainCli : public ::testing::Test {
   }
   static std::vector<double> losses(const fs::path& out) {
     std::vector<double> l;
-    for (const auto& r : bt::train::read_window_records(out / "metrics.jsonl")) l.push_back(r.loss);
+    for (const auto& r : bt::report::read_window_records(out / "metrics.jsonl")) l.push_back(r.loss);
     return l;
   }
   static std::vector<std::string> with(std::vector<std::string> a, std::initializer_list<std::string> more) {
@@ -113,10 +113,10 @@ TEST_F(TrainCli, TokenizerNameSizesThePresetAndIsSaved) {
   const fs::path out = root_ / "out_tok";
   auto r = run(with(base(out, 2), {"--tokenizer_name", tok.string()}), root_ / "tok.log");
   ASSERT_EQ(r.code, 0) << r.err;
-  const auto vocab = bt::train::read_json_file(tok / "vocab.json");
-  const auto cfg = bt::train::read_json_file(out / "config.json");
+  const auto vocab = bt::report::read_json_file(tok / "vocab.json");
+  const auto cfg = bt::report::read_json_file(out / "config.json");
   EXPECT_EQ(cfg["text_config"]["vocab_size"].get<size_t>(), vocab.size());
-  EXPECT_EQ(bt::train::read_json_file(out / "vocab.json"), vocab);
+  EXPECT_EQ(bt::report::read_json_file(out / "vocab.json"), vocab);
 
   r = run(with(base(root_ / "out_tok_missing", 2), {"--tokenizer_name", (root_ / "nope").string()}),
           root_ / "tok_missing.log");
@@ -168,7 +168,7 @@ TEST_F(TrainCli, FinishedRunNeedsOverwriteAndResumeReproducesLosses) {
                         "vocab.json", "checkpoint-3/optimizer.safetensors", "checkpoint-6/trainer_state.json",
                         "checkpoint-6/bridgetune_state.json", "trainer_state.json", "all_results.json"})
     EXPECT_TRUE(fs::exists(full / f)) << f;
-  auto res = bt::train::read_json_file(full / "train_results.json");
+  auto res = bt::report::read_json_file(full / "train_results.json");
   for (const char* k : {"train_samples_per_second", "train_runtime", "train_samples", "train_loss", "final_loss",
                         "data_wait_percent", "world_size"})
     EXPECT_TRUE(res.contains(k)) << k;
@@ -193,7 +193,7 @@ TEST_F(TrainCli, FinishedRunNeedsOverwriteAndResumeReproducesLosses) {
   const auto got = losses(part);
   ASSERT_EQ(got.size(), ref.size());
   for (size_t i = 0; i < ref.size(); ++i) EXPECT_DOUBLE_EQ(got[i], ref[i]) << "step " << i + 1;
-  EXPECT_DOUBLE_EQ(bt::train::read_json_file(part / "train_results.json")["train_loss"].get<double>(),
+  EXPECT_DOUBLE_EQ(bt::report::read_json_file(part / "train_results.json")["train_loss"].get<double>(),
                    res["train_loss"].get<double>());
 }
 
@@ -232,7 +232,7 @@ TEST_F(TrainCli, BestModelOnTheMatchingTaskIsKeptAndLoaded) {
                root_ / "best.log");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("| matching accuracy "), std::string::npos) << r.err;
-  const auto state = bt::train::read_json_file(out / "trainer_state.json");
+  const auto state = bt::report::read_json_file(out / "trainer_state.json");
   double best = -1;
   int64_t best_step = -1, evals = 0;
   for (const auto& e : state.at("log_history")) {
@@ -248,10 +248,10 @@ TEST_F(TrainCli, BestModelOnTheMatchingTaskIsKeptAndLoaded) {
   EXPECT_TRUE(fs::exists(best_dir)) << "rotation (--save_total_limit 1) deleted the best checkpoint";
   EXPECT_TRUE(fs::exists(out / "checkpoint-8"));
   EXPECT_EQ(slurp(out / "model.safetensors"), slurp(best_dir / "model.safetensors"));  // the final model is the best
-  const auto res = bt::train::read_json_file(out / "train_results.json");
+  const auto res = bt::report::read_json_file(out / "train_results.json");
   EXPECT_EQ(res.at("loaded_best_model_at_end").get<bool>(), best_step != 8);
   EXPECT_TRUE(res.contains("eval_matching_accuracy"));
-  const auto args = bt::train::read_json_file(out / "training_args.json");
+  const auto args = bt::report::read_json_file(out / "training_args.json");
   EXPECT_EQ(args.at("metric_for_best_model"), "loss");
   EXPECT_EQ(args.at("greater_is_better"), true);
   // Refused before anything is written: no split to measure the metric on.
@@ -272,17 +272,17 @@ TEST_F(TrainCli, EarlyStoppingEndsTheRunAndSurvivesResume) {
   auto r = run(args(ref), root_ / "early.log");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("early stopping at step 4"), std::string::npos) << r.err;
-  const auto res = bt::train::read_json_file(ref / "train_results.json");
+  const auto res = bt::report::read_json_file(ref / "train_results.json");
   EXPECT_EQ(res.at("global_step"), 4);
   EXPECT_NE(res.at("early_stopping").get<std::string>().find("--early_stopping_patience 1"), std::string::npos);
-  const auto state = bt::train::read_json_file(ref / "trainer_state.json");
+  const auto state = bt::report::read_json_file(ref / "trainer_state.json");
   EXPECT_EQ(state["stateful_callbacks"]["TrainerControl"]["args"]["should_training_stop"], true);
   r = run(with(args(part), {"--stop_after_step", "2"}), root_ / "early_part.log");
   ASSERT_EQ(r.code, 0) << r.err;
   r = run(with(args(part), {"--resume_from_checkpoint", "latest"}), root_ / "early_resume.log");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(losses(part), losses(ref));
-  const auto resumed = bt::train::read_json_file(part / "trainer_state.json");
+  const auto resumed = bt::report::read_json_file(part / "trainer_state.json");
   EXPECT_EQ(resumed.at("global_step"), 4);
   EXPECT_EQ(resumed.at("best_metric"), state.at("best_metric"));
 }
@@ -297,10 +297,10 @@ TEST_F(TrainCli, DemoLossFalls) {
   const auto l = losses(out);
   ASSERT_GE(l.size(), 4u);
   EXPECT_LT(l.back(), l.front() - 0.3) << "first window " << l.front() << ", last " << l.back();
-  auto res = bt::train::read_json_file(out / "train_results.json");
+  auto res = bt::report::read_json_file(out / "train_results.json");
   EXPECT_TRUE(res.contains("eval_t2i_r1"));
   // training_args.json is the run as it ran: the demo's own recipe, HF's keys and JSON types
-  auto args = bt::train::read_json_file(out / "training_args.json");
+  auto args = bt::report::read_json_file(out / "training_args.json");
   EXPECT_EQ(args.at("learning_rate").get<double>(), 1e-3);
   EXPECT_EQ(args.at("per_device_train_batch_size").get<int>(), 32);
   EXPECT_EQ(args.at("max_steps").get<int>(), 96);
@@ -319,7 +319,7 @@ TEST_F(TrainCli, DemoLearnsWhatThePicturesShow) {
   auto r = run({"train", "--output_dir", out.string()}, root_ / "demo_full.log");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("what training bought"), std::string::npos) << r.err;
-  auto res = bt::train::read_json_file(out / "train_results.json");
+  auto res = bt::report::read_json_file(out / "train_results.json");
   const double chance = res.at("demo_matching_chance").get<double>(), r1_chance = res.at("demo_r1_chance").get<double>();
   EXPECT_NEAR(chance, 0.2, 1e-9);
   EXPECT_LT(res.at("demo_matching_accuracy_before").get<double>(), 2 * chance);

@@ -18,9 +18,9 @@
 #include "data/synth.h"
 #include "dist/process_group.h"
 #include "model/safetensors.h"
-#include "train/checkpoint_dir.h"
-#include "train/run_log.h"
+#include "report/run_log.h"
 #include "run_bridgetune.h"
+#include "train/checkpoint_dir.h"
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -65,7 +65,7 @@ RunResult run(const std::vector<std::string>& args, const fs::path& log, int wor
 
 std::vector<double> losses(const fs::path& out) {
   std::vector<double> l;
-  for (const auto& r : bt::train::read_window_records(out / "metrics.jsonl")) l.push_back(r.loss);
+  for (const auto& r : bt::report::read_window_records(out / "metrics.jsonl")) l.push_back(r.loss);
   return l;
 }
 

@@ -1,0 +1,42 @@
+// `bridgetune evaluate` as a library call: load a contrastive checkpoint and score it on the contest's matching
+// task or on image<->text retrieval (eval/torch/embed_eval.h does the scoring). Torch-free header, so the CLI
+// file compiles fast.
+//
+// Contract:
+//  - matching: `data` is a matching JSONL file (image, caption_choices, label; see data/matching_parse.h).
+//    retrieval: `data` is a captions file/folder or tar shards (image-caption pairs).
+//  - Writes output_dir/eval_results.json (HF key names, eval_ prefix) and, for matching, predictions.jsonl
+//    (one line per scored row: file line, image, label, prediction, per-choice scores); both atomically.
+//  - Every check that can fail on user input runs before anything is written.
+#pragma once
+#include <map>
+#include <string>
+
+#include "data/jsonl.h"
+
+namespace bt::eval {
+
+struct EvaluateOptions {
+  std::string model_name_or_path;
+  std::string data;             // --validation_file
+  std::string task = "matching";  // matching | retrieval
+  std::string output_dir;
+  std::string image_column = "image", caption_column = "caption", choices_column = "caption_choices",
+              label_column = "label";
+  int per_device_eval_batch_size = 16;
+  int dataloader_num_workers = 2;
+  int64_t max_eval_samples = 0;  // > 0: only the first N rows (0 or negative: all; the same as train's)
+  int max_seq_length = 128;
+  std::string on_bad_sample = "error";
+  uint64_t max_line_bytes = data::kDefaultMaxLineBytes;  // a longer JSONL line / CSV record is an error
+  std::string device = "cpu";
+  bool bf16 = false;
+  bool quiet = false;
+};
+
+// Metric name -> value, as written to eval_results.json.
+using EvalMetrics = std::map<std::string, double>;
+
+EvalMetrics run_evaluate(const EvaluateOptions& options);
+
+}  // namespace bt::eval

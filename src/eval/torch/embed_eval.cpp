@@ -1,0 +1,405 @@
+#include "eval/torch/embed_eval.h"
+
+#include <chrono>
+#include <functional>
+#include <unordered_map>
+
+#include "common/error.h"
+#include "data/captions_dataset.h"
+#include "model/autocast.h"
+#include "source/source.h"
+
+namespace bt::eval {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A view of some rows of another dataset (one per distinct image), so the loader reads each image once.
+class RowsView : public data::Dataset {
+ public:
+  RowsView(std::shared_ptr<const data::Dataset> base, std::vector<size_t> rows)
+      : base_(std::move(base)), rows_(std::move(rows)) {}
+  size_t size() const override { return rows_.size(); }
+  const std::string& caption(size_t i) const override { return base_->caption(rows_[i]); }
+  const std::string& image_key(size_t i) const override { return base_->image_key(rows_[i]); }
+  void read_image(size_t i, std::vector<uint8_t>& bytes) const override { base_->read_image(rows_[i], bytes); }
+  std::string describe(size_t i) const override { return base_->describe(rows_[i]); }
+  bool is_bad(size_t i) const override { return base_->is_bad(rows_[i]); }
+  std::string bad_reason(size_t i) const override { return base_->bad_reason(rows_[i]); }
+
+ private:
+  std::shared_ptr<const data::Dataset> base_;
+  std::vector<size_t> rows_;
+};
+
+struct ModeGuard {  // eval mode and no autograd for the scope; the previous mode comes back
+  model::BridgeTowerForContrastiveLearning& m;
+  bool was_training;
+  torch::NoGradGuard no_grad;
+  explicit ModeGuard(model::BridgeTowerForContrastiveLearning& model) : m(model), was_training(model->is_training()) {
+    m->eval();
+  }
+  ~ModeGuard() {
+    if (was_training) m->train();
+  }
+};
+
+// [images->size(), D] image embeddings (float32, CPU) and which rows were read; the loader sees no shuffle and
+// no padding, and a skipped (unreadable) image leaves its row's `ok` false.
+torch::Tensor embed_images(model::BridgeTowerForContrastiveLearning& model, std::shared_ptr<const data::Dataset> images,
+                           const EmbedOptions& o, std::vector<bool>& ok,
+                           const std::function<void(size_t)>& on_batch = {}) {
+  loader::LoaderOptions lo;
+  lo.num_workers = o.num_workers;
+  lo.batch_size = o.batch_size;
+  lo.transform.image_size = o.image_size;
+  model->config().image.apply_to(lo.transform);  // the mean/std the model was trained with
+  lo.on_bad_sample = o.on_bad_sample;
+  lo.decoded_cache_mb = 0;
+  lo.sampler.shuffle = false;
+  lo.sampler.batch_size = size_t(o.batch_size);
+  const size_t n = images->size();
+  loader::Loader loader(images, lo);
+  loader.start_epoch(0);
+  const int64_t dim = model->config().contrastive_hidden_size;
+  torch::Tensor out = torch::zeros({int64_t(n), dim});
+  ok.assign(n, false);
+  while (auto b = loader.next()) {
+    const int64_t B = b->size, S = b->image_size;
+    torch::Tensor pixels = torch::from_blob(b->pixels.data(), {B, 3, S, S}, torch::kFloat32).to(o.device);
+    torch::Tensor e;
+    {
+      model::AutocastScope ac(o.bf16, o.device);
+      e = model->encode_image(pixels);
+    }
+    e = e.to(torch::kCPU, torch::kFloat32);
+    for (int64_t j = 0; j < B; ++j) {
+      const size_t row = b->rows[size_t(j)];
+      if (ok[row]) continue;  // a skipped image's slot is refilled with another row (loader.h); keep the first
+      out[int64_t(row)].copy_(e[j]);
+      ok[row] = true;
+    }
+    if (on_batch) on_batch(size_t(B));
+  }
+  return out;
+}
+
+// [texts.size(), D] text embeddings (float32, CPU).
+torch::Tensor embed_texts(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
+                          const std::vector<std::string>& texts, const EmbedOptions& o) {
+  std::vector<torch::Tensor> parts;
+  const size_t B = size_t(std::max(o.batch_size, 1));
+  for (size_t i = 0; i < texts.size(); i += B) {
+    std::span<const std::string> chunk(texts.data() + i, std::min(B, texts.size() - i));
+    auto enc = tok.encode_batch(chunk, o.max_seq_length, text::Padding::kLongest, 1);
+    auto ids = torch::from_blob(enc.input_ids.data(), {enc.batch, enc.length}, torch::kInt64).to(o.device);
+    auto mask = torch::from_blob(enc.attention_mask.data(), {enc.batch, enc.length}, torch::kInt64).to(o.device);
+    model::AutocastScope ac(o.bf16, o.device);
+    parts.push_back(model->encode_text(ids, mask).to(torch::kCPU, torch::kFloat32));
+  }
+  if (parts.empty()) return torch::zeros({0, model->config().contrastive_hidden_size});
+  return torch::cat(parts);
+}
+
+std::vector<float> similarity(const torch::Tensor& texts, const torch::Tensor& images) {
+  torch::Tensor sim = torch::matmul(texts, images.t()).contiguous();
+  return std::vector<float>(sim.data_ptr<float>(), sim.data_ptr<float>() + sim.numel());
+}
+
+// Dense ids for strings, in first-seen order.
+struct Interner {
+  std::unordered_map<std::string, int64_t> index;
+  std::vector<std::string> values;
+  int64_t add(const std::string& s) {
+    auto [it, fresh] = index.emplace(s, int64_t(values.size()));
+    if (fresh) values.push_back(s);
+    return it->second;
+  }
+};
+
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// The pairs of rows [0, n) of a dataset: each good row's image numbered by its key, in first-seen order.
+struct PairPlan {
+  std::vector<size_t> image_rows;  // per image: the first row showing it
+  std::vector<int64_t> row_image;  // per row: its image; -1 for a bad row
+  int64_t texts = 0;               // distinct captions of the good rows
+};
+
+PairPlan plan_pairs(const data::Dataset& pairs, size_t n) {
+  PairPlan p;
+  Interner images, texts;
+  p.row_image.assign(n, -1);
+  for (size_t i = 0; i < n; ++i) {
+    if (pairs.is_bad(i)) continue;
+    p.row_image[i] = images.add(pairs.image_key(i));
+    if (size_t(p.row_image[i]) == p.image_rows.size()) p.image_rows.push_back(i);
+    texts.add(pairs.caption(i));
+  }
+  p.texts = int64_t(texts.values.size());
+  return p;
+}
+
+// The gallery logic of retrieval, for both ways of embedding: the images with an embedding (image_ok) renumbered
+// densely, and as queries the rows whose image is among them (and, when row_read is given, that were read);
+// texts_of(rows) embeds those rows' captions, in order. A good row left out is counted in `skipped`.
+RetrievalEval score_pairs(const PairPlan& plan, const torch::Tensor& images, const std::vector<bool>& image_ok,
+                          const std::vector<bool>& row_read,
+                          const std::function<torch::Tensor(const std::vector<size_t>&)>& texts_of) {
+  RetrievalEval r;
+  std::vector<int64_t> kept(image_ok.size(), -1), kept_index;
+  for (size_t k = 0; k < image_ok.size(); ++k)
+    if (image_ok[k]) kept[k] = int64_t(kept_index.size()), kept_index.push_back(int64_t(k));
+  std::vector<size_t> rows;
+  std::vector<int64_t> text_image;
+  for (size_t i = 0; i < plan.row_image.size(); ++i) {
+    if (plan.row_image[i] < 0) continue;
+    if (kept[size_t(plan.row_image[i])] < 0 || (!row_read.empty() && !row_read[i])) {
+      ++r.skipped;
+      continue;
+    }
+    rows.push_back(i);
+    text_image.push_back(kept[size_t(plan.row_image[i])]);
+  }
+  const torch::Tensor txt = texts_of(rows);
+  const torch::Tensor gallery = images.index_select(0, torch::tensor(kept_index, torch::kLong));
+  r.scores = retrieval_recall(similarity(txt, gallery), txt.size(0), gallery.size(0), text_image);
+  r.pairs = int64_t(rows.size());
+  r.images = gallery.size(0);
+  r.texts = plan.texts;
+  return r;
+}
+
+// The full forward of one loader batch (captions cut at o.max_seq_length, padded to the longest), as training
+// runs it; the loss only when asked.
+model::ContrastiveOutput forward_batch(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
+                                       const loader::Batch& b, const EmbedOptions& o, bool with_loss) {
+  const int64_t B = b.size, S = b.image_size;
+  auto enc = tok.encode_batch(b.captions, o.max_seq_length, text::Padding::kLongest, 1);
+  auto ids = torch::from_blob(enc.input_ids.data(), {enc.batch, enc.length}, torch::kInt64).to(o.device);
+  auto mask = torch::from_blob(enc.attention_mask.data(), {enc.batch, enc.length}, torch::kInt64).to(o.device);
+  auto pixels = torch::from_blob(const_cast<float*>(b.pixels.data()), {B, 3, S, S}, torch::kFloat32).to(o.device);
+  model::AutocastScope ac(o.bf16, o.device);
+  return model->forward(pixels, ids, mask, with_loss);
+}
+
+}  // namespace
+
+EmbedOptions standalone_embed_options(model::BridgeTowerForContrastiveLearning& model, int batch_size,
+                                      int num_workers, int max_seq_length, const std::string& on_bad_sample,
+                                      const torch::Device& device, bool bf16) {
+  EmbedOptions eo;
+  eo.batch_size = batch_size;
+  eo.num_workers = num_workers;
+  eo.image_size = model->config().vision.image_size;
+  const auto& text_cfg = model->config().text;
+  eo.max_seq_length = std::min(max_seq_length, text_cfg.max_position_embeddings - text_cfg.pad_token_id - 1);
+  eo.on_bad_sample = on_bad_sample == "skip" ? loader::OnBadSample::kSkip : loader::OnBadSample::kError;
+  eo.device = device;
+  eo.bf16 = bf16;
+  return eo;
+}
+
+RetrievalEval evaluate_retrieval(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
+                                 std::shared_ptr<const data::Dataset> pairs, const EmbedOptions& o, size_t limit) {
+  const auto t0 = Clock::now();
+  ModeGuard mode(model);
+  const PairPlan plan = plan_pairs(*pairs, std::min(limit, pairs->size()));
+  std::vector<bool> ok;
+  const torch::Tensor img = embed_images(model, std::make_shared<RowsView>(pairs, plan.image_rows), o, ok);
+  RetrievalEval r = score_pairs(plan, img, ok, {}, [&](const std::vector<size_t>& rows) {
+    std::vector<std::string> captions;
+    for (size_t i : rows) captions.push_back(pairs->caption(i));
+    return embed_texts(model, tok, captions, o);
+  });
+  r.seconds = since(t0);
+  return r;
+}
+
+RetrievalEval evaluate_retrieval_with_loss(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
+                                           std::shared_ptr<const data::Dataset> pairs, loader::Loader& loader,
+                                           const EmbedOptions& o) {
+  const auto t0 = Clock::now();
+  ModeGuard mode(model);
+  const size_t n = pairs->size();
+  const PairPlan plan = plan_pairs(*pairs, n);
+  const int64_t dim = model->config().contrastive_hidden_size;
+  torch::Tensor images = torch::zeros({int64_t(plan.image_rows.size()), dim}), texts = torch::zeros({int64_t(n), dim});
+  std::vector<bool> image_ok(plan.image_rows.size(), false), row_read(n, false);
+  double loss_sum = 0;
+  int64_t batches = 0, loss_samples = 0;
+  loader.start_epoch(0);
+  while (auto b = loader.next()) {
+    ++batches;
+    const model::ContrastiveOutput out = forward_batch(model, tok, *b, o, /*with_loss=*/b->size >= 2);
+    if (b->size >= 2) loss_sum += out.loss.item<double>() * double(b->size), loss_samples += b->size;
+    const torch::Tensor t = out.text_embeds.to(torch::kCPU, torch::kFloat32);
+    const torch::Tensor im = out.image_embeds.to(torch::kCPU, torch::kFloat32);
+    for (int64_t j = 0; j < b->size; ++j) {
+      const size_t row = b->rows[size_t(j)];
+      if (row >= n || row_read[row] || plan.row_image[row] < 0) continue;  // a replacement seen before
+      row_read[row] = true;
+      texts[int64_t(row)].copy_(t[j]);
+      const size_t k = size_t(plan.row_image[row]);
+      if (!image_ok[k]) images[int64_t(k)].copy_(im[j]), image_ok[k] = true;
+    }
+  }
+  RetrievalEval r = score_pairs(plan, images, image_ok, row_read, [&](const std::vector<size_t>& rows) {
+    return texts.index_select(0, torch::tensor(std::vector<int64_t>(rows.begin(), rows.end()), torch::kLong));
+  });
+  r.batches = batches, r.loss_samples = loss_samples;
+  r.loss = loss_samples ? loss_sum / double(loss_samples) : 0.0;
+  r.seconds = since(t0);
+  return r;
+}
+
+SplitEval evaluate_split(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
+                         std::shared_ptr<const data::Dataset> pairs, loader::Loader& loader,
+                         const MatchingSet* matching, const EmbedOptions& o) {
+  const auto t0 = Clock::now();
+  SplitEval e;
+  e.retrieval = evaluate_retrieval_with_loss(model, tok, std::move(pairs), loader, o);
+  if (matching) e.matching = evaluate_matching(model, tok, *matching, o);
+  e.seconds = since(t0);
+  return e;
+}
+
+MatchingSet matching_set_of(const data::ParsedMatching& parsed, const std::string& name, const std::string& folder,
+                            std::vector<size_t>* item_of_row) {
+  data::ParsedCaptions as_captions;  // one row per good item; paths resolved against the folder
+  MatchingSet set;
+  if (item_of_row) item_of_row->clear();
+  for (size_t i = 0; i < parsed.rows.size(); ++i) {
+    const data::MatchingItem& m = parsed.rows[i];
+    if (m.bad) continue;
+    set.rows.push_back({as_captions.rows.size(), m.choices, m.label});
+    as_captions.rows.push_back({m.image, m.choices[size_t(m.label)], m.line, false, ""});
+    if (item_of_row) item_of_row->push_back(i);
+  }
+  set.images = std::make_shared<data::CaptionsDataset>(std::move(as_captions), name, folder);
+  return set;
+}
+
+MatchingEval evaluate_matching(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
+                               const MatchingSet& set, const EmbedOptions& o) {
+  const auto t0 = Clock::now();
+  ModeGuard mode(model);
+  MatchingEval r;
+  // Each distinct image once: one dataset row per image key.
+  Interner images, texts;
+  std::vector<size_t> image_rows;
+  std::vector<int64_t> row_image(set.rows.size());
+  for (size_t i = 0; i < set.rows.size(); ++i) {
+    const size_t dataset_row = set.rows[i].image_row;
+    row_image[i] = images.add(set.images->image_key(dataset_row));
+    if (size_t(row_image[i]) == image_rows.size()) image_rows.push_back(dataset_row);
+  }
+  std::vector<bool> ok;
+  torch::Tensor img = embed_images(model, std::make_shared<RowsView>(set.images, image_rows), o, ok);
+  std::vector<MatchingQuestion> questions;
+  for (size_t i = 0; i < set.rows.size(); ++i) {
+    if (!ok[size_t(row_image[i])]) {
+      ++r.skipped;
+      continue;
+    }
+    MatchingQuestion q;
+    q.image = row_image[i];
+    q.label = set.rows[i].label;
+    for (const std::string& c : set.rows[i].choices) q.choice_text.push_back(texts.add(c));
+    questions.push_back(std::move(q));
+    r.rows.push_back(i);
+  }
+  torch::Tensor txt = embed_texts(model, tok, texts.values, o);
+  r.scores = score_matching(similarity(txt, img), txt.size(0), img.size(0), questions, &r.answers);
+  r.images = img.size(0);
+  r.texts = txt.size(0);
+  r.seconds = since(t0);
+  return r;
+}
+
+EncodedCollection encode_collection(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
+                                    std::shared_ptr<const data::Dataset> data, const EmbedOptions& o,
+                                    const std::function<void(size_t, size_t)>& progress) {
+  const auto t0 = Clock::now();
+  ModeGuard mode(model);
+  EncodedCollection c;
+  Interner images, texts;
+  std::vector<size_t> image_rows;
+  for (size_t i = 0; i < data->size(); ++i) {
+    if (data->is_bad(i)) continue;
+    if (size_t(images.add(data->image_key(i))) == image_rows.size()) image_rows.push_back(i);
+    if (!data->caption(i).empty()) texts.add(data->caption(i));
+  }
+  std::vector<bool> ok;
+  size_t done = 0;
+  const size_t total = image_rows.size();
+  torch::Tensor img = embed_images(model, std::make_shared<RowsView>(data, image_rows), o, ok, [&](size_t n) {
+    if (progress) progress(done += n, total);
+  });
+  std::vector<int64_t> kept;
+  for (size_t k = 0; k < ok.size(); ++k)
+    if (ok[k]) kept.push_back(int64_t(k)), c.image_rows.push_back(image_rows[k]);
+  c.skipped_images = int64_t(ok.size() - kept.size());
+  c.images = img.index_select(0, torch::tensor(kept, torch::kLong));
+  c.texts = embed_texts(model, tok, texts.values, o);
+  c.text_values = std::move(texts.values);
+  c.seconds = since(t0);
+  return c;
+}
+
+torch::Tensor embed_image_rows(model::BridgeTowerForContrastiveLearning& model,
+                               std::shared_ptr<const data::Dataset> data, const std::vector<size_t>& rows,
+                               const EmbedOptions& o) {
+  ModeGuard mode(model);
+  std::vector<bool> ok;
+  torch::Tensor e = embed_images(model, std::make_shared<RowsView>(data, rows), o, ok);
+  for (size_t k = 0; k < ok.size(); ++k)
+    if (!ok[k]) fail(data->describe(rows[k]), ": the image could not be read or decoded");
+  return e;
+}
+
+torch::Tensor embed_text_list(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
+                              const std::vector<std::string>& texts, const EmbedOptions& o) {
+  ModeGuard mode(model);
+  return embed_texts(model, tok, texts, o);
+}
+
+std::vector<std::vector<uint8_t>> thumbnails(std::shared_ptr<const data::Dataset> data, const std::vector<size_t>& rows,
+                                             int size) {
+  loader::LoaderOptions lo;
+  lo.num_workers = 0;
+  lo.batch_size = int(std::max<size_t>(rows.size(), 1));
+  lo.transform.image_size = size;
+  lo.output_u8 = true;
+  lo.output_float = false;
+  lo.on_bad_sample = loader::OnBadSample::kSkip;
+  lo.decoded_cache_mb = 0;
+  lo.sampler.shuffle = false;
+  lo.sampler.batch_size = size_t(lo.batch_size);
+  std::vector<std::vector<uint8_t>> out(rows.size());
+  loader::Loader loader(std::make_shared<RowsView>(data, rows), lo);
+  loader.start_epoch(0);
+  const size_t bytes = size_t(size) * size_t(size) * 3;
+  while (auto b = loader.next())
+    for (size_t j = 0; j < size_t(b->size); ++j)
+      if (out[b->rows[j]].empty()) out[b->rows[j]].assign(b->pixels_u8.data() + j * bytes, b->pixels_u8.data() + (j + 1) * bytes);
+  return out;
+}
+
+HeldOutScores held_out_scores(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
+                              const std::string& synth_dir, const EmbedOptions& o) {
+  HeldOutScores h;
+  const std::string file = synth_dir + "/matching.jsonl";
+  const MatchingEval m = evaluate_matching(model, tok, matching_set_of(data::read_matching_file(file), file, synth_dir), o);
+  h.matching = m.scores;
+  source::SourceOptions so;
+  so.locality_order = false;
+  std::shared_ptr<const data::Dataset> pairs = source::open_source(synth_dir, so).dataset;
+  const RetrievalEval r = evaluate_retrieval(model, tok, pairs, o);
+  h.retrieval = r.scores;
+  h.images = r.images;
+  return h;
+}
+
+}  // namespace bt::eval

@@ -1,0 +1,103 @@
+#include "report/bench_report.h"
+
+#include <cstdio>
+
+#include "common/error.h"
+#include "report/plot.h"
+
+namespace bt::report {
+
+namespace {
+std::string f1(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f", v);
+  return b;
+}
+}  // namespace
+
+const BenchRow* BenchReport::upper_bound() const {
+  for (const auto& r : rows)
+    if (r.in_memory && !r.precision_check) return &r;
+  return nullptr;
+}
+
+double BenchReport::fraction_of_bound(const BenchRow& r) const {
+  const BenchRow* ub = upper_bound();
+  return ub && ub->samples_per_s > 0 ? r.samples_per_s / ub->samples_per_s : 0.0;
+}
+
+bool BenchReport::data_bound(const BenchRow& r) const {
+  if (r.in_memory) return false;
+  if (r.data_wait_percent > kDataBoundWaitPercent) return true;
+  return upper_bound() && fraction_of_bound(r) < kComputeBoundFraction;
+}
+
+std::string BenchReport::markdown() const {
+  std::string s = "| configuration | workers | media pipeline | samples/s | % of in-memory | data wait % | bound |\n"
+                  "|---|---:|---|---:|---:|---:|---|\n";
+  for (const auto& r : rows) {
+    s += str("| ", r.label, " | ", r.in_memory ? std::string("-") : std::to_string(r.workers), " | ",
+             r.in_memory ? "-" : (r.media_pipeline ? "on" : "off"), " | ", f1(r.samples_per_s), " | ",
+             upper_bound() ? f1(100.0 * fraction_of_bound(r)) : std::string("-"), " | ", f1(r.data_wait_percent),
+             " | ", r.precision_check ? "precision check" : r.in_memory ? "upper bound" : (data_bound(r) ? "data" : "compute"),
+             " |\n");
+  }
+  return s;
+}
+
+std::string BenchReport::verdict() const {
+  const BenchRow* best = nullptr;
+  for (const auto& r : rows)
+    if (!r.in_memory && (!best || r.samples_per_s > best->samples_per_s)) best = &r;
+  if (!best) return "no loader configuration was measured";
+  const std::string ub = upper_bound() ? str(", ", f1(100.0 * fraction_of_bound(*best)), " % of the in-memory upper bound") : "";
+  if (best->data_wait_percent > kDataBoundWaitPercent)
+    return str("data-bound: model waited ", f1(best->data_wait_percent), " % of the time (best loader configuration: ",
+               best->label, ub, ")");
+  if (data_bound(*best))  // hardly any wait, yet slower than the bound: the workers take the model's cores
+    return str("data-bound (CPU contention): model waited ", f1(best->data_wait_percent),
+               " % of the time but the loader's workers slow the steps down (best loader configuration: ", best->label,
+               ub, ")");
+  return str("compute-bound: model waited ", f1(best->data_wait_percent), " % of the time (", best->label, ub, ")");
+}
+
+std::string BenchReport::precision_note() const {
+  const BenchRow* ub = upper_bound();
+  const BenchRow* other = nullptr;
+  for (const auto& r : rows)
+    if (r.precision_check) other = &r;
+  if (!ub || !other || ub->bf16 == other->bf16 || ub->samples_per_s <= 0 || other->samples_per_s <= 0) return "";
+  const BenchRow& bf16 = ub->bf16 ? *ub : *other;
+  const BenchRow& fp32 = ub->bf16 ? *other : *ub;
+  const double ratio = bf16.samples_per_s / fp32.samples_per_s;
+  char r[32];
+  std::snprintf(r, sizeof r, "%.2f", ratio);
+  return str("precision: bf16 runs the model ", r, "x as fast as fp32 on this machine (in memory: ", f1(bf16.samples_per_s),
+             " vs ", f1(fp32.samples_per_s), " samples/s): ",
+             ratio > 1 ? "train with --bf16 here" : "keep fp32 here (no --bf16)");
+}
+
+nlohmann::json BenchReport::to_json() const {
+  nlohmann::json rs = nlohmann::json::array();
+  for (const auto& r : rows)
+    rs.push_back({{"label", r.label},
+                  {"workers", r.workers},
+                  {"media_pipeline", r.media_pipeline},
+                  {"in_memory", r.in_memory},
+                  {"precision_check", r.precision_check},
+                  {"bf16", r.bf16},
+                  {"samples_per_s", r.samples_per_s},
+                  {"data_wait_percent", r.data_wait_percent},
+                  {"fraction_of_in_memory", fraction_of_bound(r)},
+                  {"data_bound", data_bound(r)},
+                  {"paths", r.paths}});
+  return {{"title", title}, {"rows", rs}, {"verdict", verdict()}, {"precision", precision_note()}};
+}
+
+void BenchReport::write_png(const std::filesystem::path& path) const {
+  std::vector<Bar> bars;
+  for (const auto& r : rows) bars.push_back({r.label, r.samples_per_s, r.in_memory});
+  write_bar_chart_png(path, title, "samples/s", bars);
+}
+
+}  // namespace bt::report

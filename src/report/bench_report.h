@@ -1,0 +1,48 @@
+// The report of `bridgetune bench`: one row per configuration (loader workers x media pipeline, plus the
+// in-memory upper bound), as a markdown table, JSON and a PNG bar chart, and the verdict line naming the
+// bottleneck. A run is data-bound when its step loop waited for data more than kDataBoundWaitPercent of the
+// time or it stays below kComputeBoundFraction of the in-memory upper bound. On CPU the in-memory bound is also
+// measured in the other precision (fp32 / bf16), and precision_note() says which is faster here.
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace bt::report {
+
+inline constexpr double kDataBoundWaitPercent = 3.0;
+inline constexpr double kComputeBoundFraction = 0.97;
+
+struct BenchRow {
+  std::string label;  // "workers 2", "workers 2 + GPU media", "in-memory batches"
+  int workers = 0;
+  bool media_pipeline = false;
+  bool in_memory = false;
+  double samples_per_s = 0;
+  double data_wait_percent = 0;
+  std::string paths;  // the fast paths the run took (TrainSummary::op_paths plus the media decode)
+  // An in-memory row in the other precision than the loader rows (CPU: fp32 vs bf16), to say which one this
+  // machine runs faster; never the upper bound.
+  bool precision_check = false;
+  bool bf16 = false;  // in-memory rows: the precision they ran in
+};
+
+struct BenchReport {
+  std::string title;  // preset, batch, image size, device
+  std::vector<BenchRow> rows;
+
+  const BenchRow* upper_bound() const;
+  double fraction_of_bound(const BenchRow& r) const;  // 0 when there is no bound
+  bool data_bound(const BenchRow& r) const;
+  std::string markdown() const;
+  // About the fastest loader row: "data-bound: model waited X % of the time (...)" or "compute-bound: ...".
+  std::string verdict() const;
+  // With a precision_check row: "bf16 runs the model X.XXx as fast as fp32 on this machine: ..." ("" without).
+  std::string precision_note() const;
+  nlohmann::json to_json() const;
+  void write_png(const std::filesystem::path& path) const;
+};
+
+}  // namespace bt::report

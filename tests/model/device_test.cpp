@@ -1,0 +1,33 @@
+// model/device.h: --device parsing and the one intra-op thread rule of train, evaluate and final evaluations.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "common/error.h"
+#include "model/device.h"
+
+namespace bt::model {
+namespace {
+
+TEST(Device, ParsesCpuAndRefusesOthersNamingTheFlag) {
+  EXPECT_TRUE(parse_device("cpu").is_cpu());
+  try {
+    parse_device("tpu");
+    FAIL() << "tpu accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--device must be cpu or cuda"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Device, TorchThreadsAreWhatTheLoaderWorkersLeaveFree) {
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  const torch::Device cpu(torch::kCPU), cuda(torch::kCUDA, 0);
+  EXPECT_EQ(torch_threads_for(3, 8, cpu), 3);  // asked for: kept
+  EXPECT_EQ(torch_threads_for(0, 1, cpu), std::max(1, cores - 1));
+  EXPECT_EQ(torch_threads_for(0, cores + 4, cpu), 1);  // never 0 on the CPU
+  EXPECT_EQ(torch_threads_for(0, 2, cuda), 0);         // torch's default on a GPU
+}
+
+}  // namespace
+}  // namespace bt::model

@@ -1,0 +1,50 @@
+#include <gtest/gtest.h>
+
+#include "report/bench_report.h"
+
+using namespace bt::report;
+
+TEST(BenchReport, VerdictNamesTheBottleneck) {
+  BenchReport r;
+  r.rows = {{"workers 0", 0, false, false, 30, 40.0}, {"in-memory batches", 0, false, true, 100, 0}};
+  EXPECT_TRUE(r.data_bound(r.rows[0]));
+  EXPECT_EQ(r.verdict().rfind("data-bound: model waited 40.0 % of the time", 0), 0u) << r.verdict();
+  r.rows.push_back({"workers 2", 2, false, false, 98, 1.0});
+  EXPECT_EQ(r.verdict().rfind("compute-bound: model waited 1.0 %", 0), 0u) << r.verdict();
+  r.rows[2].samples_per_s = 80;  // little wait but far below the bound
+  EXPECT_EQ(r.verdict().rfind("data-bound (CPU contention)", 0), 0u) << r.verdict();
+  const std::string md = r.markdown();
+  EXPECT_NE(md.find("| workers 0 | 0 | off | 30.0 | 30.0 | 40.0 | data |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| in-memory batches | - | - | 100.0 | 100.0 | 0.0 | upper bound |"), std::string::npos) << md;
+  auto j = r.to_json();
+  EXPECT_EQ(j["rows"].size(), 3u);
+  EXPECT_TRUE(j["rows"][0]["data_bound"].get<bool>());
+}
+
+// On CPU the in-memory bound is measured in both precisions: the other one is a check, not the bound, and the
+// note says which is faster.
+TEST(BenchReport, PrecisionCheckSaysWhichPrecisionIsFaster) {
+  BenchReport r;
+  r.rows = {{"in-memory batches", 0, false, true, 10, 0}, {"workers 2", 2, false, false, 9, 1.0}};
+  EXPECT_EQ(r.precision_note(), "");
+  BenchRow bf16{"in-memory batches, bf16", 0, false, true, 35, 0};
+  bf16.precision_check = bf16.bf16 = true;
+  r.rows.insert(r.rows.begin() + 1, bf16);
+  EXPECT_EQ(r.upper_bound(), &r.rows[0]);
+  EXPECT_NEAR(r.fraction_of_bound(r.rows[2]), 0.9, 1e-12);
+  EXPECT_EQ(r.precision_note(), "precision: bf16 runs the model 3.50x as fast as fp32 on this machine (in memory: "
+                                "35.0 vs 10.0 samples/s): train with --bf16 here");
+  EXPECT_NE(r.markdown().find("| in-memory batches, bf16 | - | - | 35.0 | 350.0 | 0.0 | precision check |"),
+            std::string::npos) << r.markdown();
+  r.rows[1].samples_per_s = 5;
+  EXPECT_NE(r.precision_note().find("0.50x as fast as fp32 on this machine (in memory: 5.0 vs 10.0 samples/s): keep fp32"),
+            std::string::npos) << r.precision_note();
+  EXPECT_EQ(r.to_json()["precision"], r.precision_note());
+}
+
+TEST(BenchReport, WithoutUpperBoundOnlyWaitDecides) {
+  BenchReport r;
+  r.rows = {{"workers 1", 1, false, false, 50, 2.0}};
+  EXPECT_FALSE(r.data_bound(r.rows[0]));
+  EXPECT_EQ(r.verdict().rfind("compute-bound", 0), 0u);
+}
