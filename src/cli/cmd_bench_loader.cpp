@@ -45,7 +45,7 @@ std::shared_ptr<const data::Dataset> open_source(BenchArgs& a) {  // sets a's ep
   source::SourceOptions so;
   so.image_column = a.opt.image_column;
   so.caption_column = a.opt.caption_column;
-  so.on_bad = a.opt.on_bad_sample == loader::OnBadSample::kSkip ? data::OnBad::kSkip : data::OnBad::kError;
+  so.on_bad = a.opt.on_bad_sample;
   so.shuffle_window_row_groups = a.window_groups;
   so.max_image_bytes = a.opt.max_image_bytes;
   source::Source src = source::open_source(a.data, so);

@@ -16,7 +16,6 @@ bool parse_on_off(const std::string& value, const std::string& flag) {
 }
 
 void add_loader_flags(CLI::App& app, loader::LoaderOptions& o, bool with_workers) {
-  using loader::OnBadSample;
   if (with_workers)
     app.add_option("--dataloader_num_workers", o.num_workers,
                    "loader worker threads (0 = load in the training thread)")
@@ -40,12 +39,10 @@ void add_loader_flags(CLI::App& app, loader::LoaderOptions& o, bool with_workers
   app.add_option_function<std::string>(
          "--on_bad_sample",
          [&o](const std::string& v) {
-           if (v == "error") o.on_bad_sample = OnBadSample::kError;
-           else if (v == "skip") o.on_bad_sample = OnBadSample::kSkip;
-           else fail("--on_bad_sample: expected error or skip, got '", v, "'");
+           o.on_bad_sample = data::parse_on_bad(v);
          },
          "a corrupt/unreadable sample stops the run (error) or is replaced and counted (skip)")
-      ->default_str(o.on_bad_sample == OnBadSample::kSkip ? "skip" : "error");
+      ->default_str(o.on_bad_sample == data::OnBad::kSkip ? "skip" : "error");
   app.add_option("--decoded_cache_mb", o.decoded_cache_mb,
                  "LRU cache of transformed crops of repeated images, MB (0 = off; never used for random "
                  "train transforms)")

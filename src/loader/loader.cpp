@@ -286,7 +286,7 @@ Loader::SampleResult Loader::fill_sample(Worker& w, Batch& b, size_t pos, size_t
     use(row);
     return r;
   }
-  if (opt_.on_bad_sample == OnBadSample::kError) {
+  if (opt_.on_bad_sample == data::OnBad::kError) {
     r.error = std::move(err);
     return r;
   }

@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "data/bad_rows.h"
 #include "data/captions_parse.h"
 #include "data/dataset.h"
 #include "loader/batch.h"
@@ -37,8 +38,6 @@
 #include "media/transform.h"
 
 namespace bt::loader {
-
-enum class OnBadSample { kError, kSkip };
 
 struct LoaderOptions {
   int num_workers = 2;
@@ -58,7 +57,7 @@ struct LoaderOptions {
   // extra host copy (keeping the BatchPtr until that copy is done). The allocator must outlive the Loader;
   // it is called on the thread calling next() (packing grows a batch's buffer) and in ~Loader.
   const HostAllocator* packed_allocator = nullptr;
-  OnBadSample on_bad_sample = OnBadSample::kError;
+  data::OnBad on_bad_sample = data::OnBad::kError;  // data/bad_rows.h: the one enum of --on_bad_sample
   size_t decoded_cache_mb = 512;
   SamplerOptions sampler = loader_sampler_defaults();  // seed, shuffle, rank/world_size, drop_last, dedupe (batch_size is set from above)
   // The dedupe keeps images unique within this many consecutive batches taken as one: a trainer's exact

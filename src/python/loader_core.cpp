@@ -49,7 +49,7 @@ LoaderCore::LoaderCore(CoreOptions o) : opt_(std::move(o)) {
   lo.transform = transform_spec(opt_.image_size, opt_.transform, opt_.jpeg_dct_scaling);
   lo.transform.mean = opt_.mean;  // the one copy the loader's normalisation reads
   lo.transform.std = opt_.std;
-  lo.on_bad_sample = so.on_bad == data::OnBad::kSkip ? loader::OnBadSample::kSkip : loader::OnBadSample::kError;
+  lo.on_bad_sample = so.on_bad;
   lo.decoded_cache_mb = opt_.decoded_cache_mb;
   lo.image_column = opt_.image_column;
   lo.caption_column = opt_.caption_column;

@@ -144,7 +144,7 @@ TEST(Loader, SkipPolicyKeepsBatchesFullAndCounts) {
   std::set<size_t> bad = {0, 7, 8, 30}, missing = {21};
   auto ds = std::make_shared<FakeDataset>(41, 41, bad, missing, 100);
   auto o = opts(0);
-  o.on_bad_sample = OnBadSample::kSkip;
+  o.on_bad_sample = data::OnBad::kSkip;
   Snapshot ref;
   for (int w : {0, 1, 2, 4}) {
     o.num_workers = w;
@@ -175,7 +175,7 @@ TEST(Loader, SkipPolicyGivesUpWhenEverythingIsBad) {
   for (size_t i = 0; i < 8; ++i) all.insert(i);
   auto ds = std::make_shared<FakeDataset>(8, 8, all);
   auto o = opts(2);
-  o.on_bad_sample = OnBadSample::kSkip;
+  o.on_bad_sample = data::OnBad::kSkip;
   Loader l(ds, o);
   l.start_epoch(0);
   EXPECT_THROW(l.next(), Error);

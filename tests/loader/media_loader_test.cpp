@@ -56,7 +56,7 @@ LoaderOptions opts(int workers) {
   o.batch_size = 4;
   o.transform.image_size = 32;
   o.output_u8 = true;
-  o.on_bad_sample = OnBadSample::kSkip;
+  o.on_bad_sample = data::OnBad::kSkip;
   o.decoded_cache_mb = 0;
   return o;
 }
@@ -92,7 +92,7 @@ TEST(MediaLoader, RealDecodeIsIdenticalForAnyWorkerCountAndMatchesMedia) {
 TEST(MediaLoader, CorruptJpegErrorNamesTheRow) {
   auto ds = std::make_shared<JpegDataset>(10);
   auto o = opts(2);
-  o.on_bad_sample = OnBadSample::kError;
+  o.on_bad_sample = data::OnBad::kError;
   o.sampler.shuffle = false;
   Loader l(ds, o);
   l.start_epoch(0);

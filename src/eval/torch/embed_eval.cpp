@@ -195,7 +195,7 @@ EmbedOptions standalone_embed_options(model::BridgeTowerForContrastiveLearning& 
   eo.image_size = model->config().vision.image_size;
   const auto& text_cfg = model->config().text;
   eo.max_seq_length = std::min(max_seq_length, text_cfg.max_position_embeddings - text_cfg.pad_token_id - 1);
-  eo.on_bad_sample = on_bad_sample == "skip" ? loader::OnBadSample::kSkip : loader::OnBadSample::kError;
+  eo.on_bad_sample = data::parse_on_bad(on_bad_sample);
   eo.device = device;
   eo.bf16 = bf16;
   return eo;
@@ -373,7 +373,7 @@ std::vector<std::vector<uint8_t>> thumbnails(std::shared_ptr<const data::Dataset
   lo.transform.image_size = size;
   lo.output_u8 = true;
   lo.output_float = false;
-  lo.on_bad_sample = loader::OnBadSample::kSkip;
+  lo.on_bad_sample = data::OnBad::kSkip;
   lo.decoded_cache_mb = 0;
   lo.sampler.shuffle = false;
   lo.sampler.batch_size = size_t(lo.batch_size);

@@ -34,7 +34,7 @@ struct EmbedOptions {
   int num_workers = 2;
   int image_size = 0;  // the model's vision image_size
   int max_seq_length = 128;
-  loader::OnBadSample on_bad_sample = loader::OnBadSample::kError;
+  data::OnBad on_bad_sample = data::OnBad::kError;
   torch::Device device = torch::kCPU;
   bool bf16 = false;
 };

@@ -50,7 +50,7 @@ EncodeSummary run_encode(const EncodeOptions& o) {
   source::SourceOptions so;
   so.image_column = o.image_column;
   so.caption_column = o.caption_column;
-  so.on_bad = o.on_bad_sample == "skip" ? data::OnBad::kSkip : data::OnBad::kError;
+  so.on_bad = data::parse_on_bad(o.on_bad_sample);
   so.max_line_bytes = o.max_line_bytes;
   so.locality_order = false;
   so.flag = "--data";

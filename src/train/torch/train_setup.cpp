@@ -368,7 +368,7 @@ eval::EmbedOptions embed_options(const TrainOptions& o, int image_size, const to
   eo.num_workers = o.dataloader_num_workers;
   eo.image_size = image_size;
   eo.max_seq_length = o.max_seq_length;
-  eo.on_bad_sample = o.on_bad_sample == "skip" ? loader::OnBadSample::kSkip : loader::OnBadSample::kError;
+  eo.on_bad_sample = data::parse_on_bad(o.on_bad_sample);
   eo.device = device;
   eo.bf16 = o.bf16;
   return eo;
@@ -377,7 +377,7 @@ eval::EmbedOptions embed_options(const TrainOptions& o, int image_size, const to
 eval::MatchingSourceOptions matching_source_options(const TrainOptions& o) {
   eval::MatchingSourceOptions m;
   m.image_column = o.image_column;
-  m.on_bad = o.on_bad_sample == "skip" ? data::OnBad::kSkip : data::OnBad::kError;
+  m.on_bad = data::parse_on_bad(o.on_bad_sample);
   m.max_rows = o.max_eval_samples;
   m.max_line_bytes = o.max_line_bytes;
   return m;
@@ -387,7 +387,7 @@ source::SourceOptions source_options(const TrainOptions& o, const std::string& f
   source::SourceOptions so;
   so.image_column = o.image_column;
   so.caption_column = o.caption_column;
-  so.on_bad = o.on_bad_sample == "skip" ? data::OnBad::kSkip : data::OnBad::kError;
+  so.on_bad = data::parse_on_bad(o.on_bad_sample);
   so.shuffle_window_row_groups = o.shuffle_window_row_groups;
   so.max_image_bytes = o.max_image_bytes;
   so.max_line_bytes = o.max_line_bytes;
@@ -406,7 +406,7 @@ loader::LoaderOptions loader_options(const TrainOptions& o, const model::BridgeT
   cfg.image.apply_to(lo.transform);  // the model folder's mean/std (preprocessor_config.json), else CLIP's
   lo.transform.dct_scaling = o.jpeg_dct_scaling;
   lo.transform.mode = train && o.train_transform == "train" ? media::TransformMode::kTrain : media::TransformMode::kEval;
-  lo.on_bad_sample = o.on_bad_sample == "skip" ? loader::OnBadSample::kSkip : loader::OnBadSample::kError;
+  lo.on_bad_sample = data::parse_on_bad(o.on_bad_sample);
   lo.decoded_cache_mb = static_cast<size_t>(std::max(o.decoded_cache_mb, 0));
   lo.image_column = o.image_column;
   lo.caption_column = o.caption_column;
