@@ -4,6 +4,10 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
+# The Python of the module's tests: Debian's python3 (its torch/torchvision are what they compare against) when it
+# exists, else python3 on PATH; PYTHON=... picks another.
+PYTHON ?= $(shell if [ -x /usr/bin/python3 ]; then echo /usr/bin/python3; else command -v python3; fi)
+PREFIX ?= /usr/local
 # libtorch's intra-op threads are set by bridgetune itself; OpenBLAS must not add its own on top.
 export OPENBLAS_NUM_THREADS = 1
 
@@ -24,10 +28,10 @@ test: build test-unit test-python test-asan test-tsan test-fuzz
 test-unit:
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-# The Python module's tests (pytest) with Debian's python3, whose torch/torchvision they compare against. Any pytest
-# exit status but 0 fails the target, "no tests collected" (5) included.
+# The Python module's tests (pytest) with $(PYTHON). Any pytest exit status but 0 fails the target, "no tests
+# collected" (5) included.
 test-python:
-	PYTHONPATH=$(BUILD)/python BT_BUILD_DIR=$(BUILD) PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -m pytest -q \
+	PYTHONPATH=$(BUILD)/python BT_BUILD_DIR=$(BUILD) PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m pytest -q \
 	  -p no:cacheprovider tests/python
 
 # Unit tests of the libtorch-free modules under ASan+UBSan.
