@@ -2,17 +2,19 @@
 # naming scheme and carries one kind label:
 #   executables  test_<module>[_<topic>]      <module>: the folder under tests/ (checked here)
 #   ctest names  <module>.<Suite>.<Case>      gtest cases; command tests: <module>.<name>
-#   labels       exactly one kind: unit (`ctest -L unit`, the quick loop), slow (end-to-end runs, kill/resume, over
-#                ~20 s), gpu (needs a device, skips without one); plus `threads` for the cases the ThreadSanitizer
-#                configuration runs (make test-tsan: ctest -L threads). `make test-unit` (CI) runs every label.
+#   labels       exactly one kind: unit (`ctest -L unit`, the quick loop: under 2 minutes on 2 cores), slow (the demo
+#                runs, kill/resume and timeout tests, end-to-end runs over ~6 s), gpu (needs a device, skips without
+#                one); plus `threads` for the cases the ThreadSanitizer configuration runs (make test-tsan: ctest -L
+#                threads). `make test-unit` (CI) runs every label. style.test_labels checks all of this.
 #
 # bt_add_gtest(NAME test_<module>[_<topic>] SOURCES src... [LIBS lib...] LABELS kind [threads]
 #              [DEFINITIONS d...] [INCLUDES dir...] [DEPENDS target...] [PCH_FROM target]
-#              [SLOW regex...] [SERIAL regex...] [ENVIRONMENT VAR=value...] [DISCOVERY_TIMEOUT s] [PROPERTIES name value...])
+#              [SLOW regex...] [SERIAL regex...] [ENVIRONMENT VAR=value...] [DISCOVERY_TIMEOUT s]
+#              [PROPERTIES name value...])
 #   One executable (everything about it is given here: it may be left out, see BT_TEST_LABELS); its cases are
-#   discovered after the build. DEPENDS: what its cases run besides it. SLOW: the cases (names after "<module>.") labelled
-#   slow instead of `kind`. SERIAL: the cases that run alone (RUN_SERIAL): they start processes of their own on a
-#   2-core machine, or kill at chosen moments, and must not be starved by a neighbour. PROPERTIES: single-valued
+#   discovered after the build. DEPENDS: what its cases run besides it. SLOW: the cases (names after "<module>.")
+#   labelled slow instead of `kind`. SERIAL: the cases that run alone (RUN_SERIAL): they time their own processes on
+#   a 2-core machine, or kill at chosen moments, and must not be starved by a neighbour. PROPERTIES: single-valued
 #   test properties (TIMEOUT, FIXTURES_REQUIRED, ...).
 # bt_add_test(NAME name LABELS kind [threads] COMMAND ... [NEEDS target...] [MODULE m] [ENVIRONMENT ...]
 #             [PROPERTIES name value...])
@@ -118,7 +120,8 @@ function(bt_add_gtest)
   if(tags)
     string(APPEND labels ";${tags}")
   endif()
-  set(body "# Written by bt_add_gtest (cmake/bt_tests.cmake).\nforeach(t IN LISTS ${T_NAME}_TESTS)\n  set(kind ${kind})\n")
+  string(CONCAT body "# Written by bt_add_gtest (cmake/bt_tests.cmake).\n"
+              "foreach(t IN LISTS ${T_NAME}_TESTS)\n  set(kind ${kind})\n")
   if(T_SLOW)
     string(APPEND body "  if(t MATCHES [==[^${module}\\.(${T_SLOW})$]==])\n    set(kind slow)\n  endif()\n")
   endif()
