@@ -3,7 +3,7 @@
 #   executables  test_<module>[_<topic>]      <module>: the folder under tests/ (checked here)
 #   ctest names  <module>.<Suite>.<Case>      gtest cases; command tests: <module>.<name>
 #   labels       exactly one kind: unit (`ctest -L unit`, the quick loop: under 2 minutes on 2 cores), slow (the demo
-#                runs, kill/resume and timeout tests, end-to-end runs over ~6 s), gpu (needs a device, skips without
+#                runs, kill/resume and timeout tests, end-to-end runs of 4-12 s), gpu (needs a device, skips without
 #                one); plus `threads` for the cases the ThreadSanitizer configuration runs (make test-tsan: ctest -L
 #                threads). `make test-unit` (CI) runs every label. style.test_labels checks all of this.
 #
