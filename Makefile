@@ -1,19 +1,25 @@
 # The two commands of the README:
 #   make demo   install what is missing, build, train the tiny model on generated cartoons
 #   make test   install what is missing, build, run every test (plus sanitizer and fuzz-smoke configurations)
+# Also: make test-quick (ctest -L unit: the quick loop, under 2 minutes on 2 cores; test-unit runs every label),
+# make install PREFIX=... (bin/bridgetune, the Python package, the docs: README.md, "Install").
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
+# The Python of the build (its tests and module: -DBT_PYTHON) and of test-python: Debian's python3 (its torch and
+# torchvision are what the tests compare against) when it exists, else python3 on PATH; PYTHON=... picks another.
+PYTHON ?= $(shell if [ -x /usr/bin/python3 ]; then echo /usr/bin/python3; else command -v python3; fi)
+PREFIX ?= /usr/local
 # libtorch's intra-op threads are set by bridgetune itself; OpenBLAS must not add its own on top.
 export OPENBLAS_NUM_THREADS = 1
 
-.PHONY: deps build demo test test-unit test-python test-asan test-tsan test-fuzz bench clean
+.PHONY: deps build demo test test-unit test-quick test-python test-asan test-tsan test-fuzz bench install clean
 
 deps:
 	@bash scripts/install_deps.sh
 
 build: deps
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DBT_DIST_GLOO=ON $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DBT_DIST_GLOO=ON -DBT_PYTHON=$(PYTHON) $(CMAKE_FLAGS)
 	cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
@@ -21,39 +27,49 @@ demo: build
 
 test: build test-unit test-python test-asan test-tsan test-fuzz
 
+# Every test of the build: the labels unit, slow and gpu (skipped without a device) alike.
 test-unit:
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-# The Python module's tests (pytest) with Debian's python3, whose torch/torchvision they compare against. Any pytest
-# exit status but 0 fails the target, "no tests collected" (5) included.
+test-quick:
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -L unit
+
+# The Python module's tests (pytest) with $(PYTHON). Any pytest exit status but 0 fails the target, "no tests
+# collected" (5) included.
 test-python:
-	PYTHONPATH=$(BUILD)/python BT_BUILD_DIR=$(BUILD) PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -m pytest -q \
+	PYTHONPATH=$(BUILD)/python BT_BUILD_DIR=$(BUILD) PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m pytest -q \
 	  -p no:cacheprovider tests/python
 
-# Unit tests of the libtorch-free modules under ASan+UBSan.
+# Unit tests of the libtorch-free modules under ASan+UBSan. The sanitizer configurations build bt_tests (the tests
+# and what they run, cmake/bt_tests.cmake), not `all`.
 test-asan: deps
 	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBT_WITH_TORCH=OFF -DBT_CUDA=OFF \
 	  -DBT_SANITIZE=address,undefined
-	cmake --build build-asan -j $(JOBS)
+	cmake --build build-asan -j $(JOBS) --target bt_tests
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan --output-on-failure -j $(JOBS)
 
-# The threaded loader's tests under ThreadSanitizer.
+# The threaded loader's tests under ThreadSanitizer: only the tests labelled `threads` are configured and built
+# (BT_TEST_LABELS), the rest of the suite runs under ASan.
 test-tsan: deps
 	cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBT_WITH_TORCH=OFF -DBT_CUDA=OFF \
-	  -DBT_SANITIZE=thread
-	cmake --build build-tsan -j $(JOBS)
+	  -DBT_SANITIZE=thread -DBT_TEST_LABELS=threads
+	cmake --build build-tsan -j $(JOBS) --target bt_tests
 	TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure -j $(JOBS) -L threads
 
-# Every libFuzzer target, briefly, from its seed corpus (a smoke run; run longer by hand with FUZZ_SECONDS).
+# Every libFuzzer target, briefly, from its seed corpus (a smoke run; run longer by hand with FUZZ_SECONDS), JOBS
+# side by side. Only the fuzzers are built (bt_fuzzers): this configuration runs no test.
 FUZZ_SECONDS ?= 15
 test-fuzz: deps
 	CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBT_WITH_TORCH=OFF \
-	  -DBT_CUDA=OFF -DBT_FUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
-	cmake --build build-fuzz -j $(JOBS)
-	bash scripts/run_fuzzers.sh build-fuzz $(FUZZ_SECONDS)
+	  -DBT_CUDA=OFF -DBT_FUZZ=ON -DBT_BUILD_TESTS=OFF -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+	cmake --build build-fuzz -j $(JOBS) --target bt_fuzzers
+	bash scripts/run_fuzzers.sh build-fuzz $(FUZZ_SECONDS) $(JOBS)
 
 bench: build
 	$(BUILD)/bridgetune bench
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
 	rm -rf $(BUILD) build-asan build-tsan build-fuzz

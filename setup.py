@@ -5,7 +5,8 @@
 (Debian's own python3 refuses a system-wide pip install: PEP 668.) The module is built by CMake, the libtorch-free half
 of the tree only (-DBT_WITH_TORCH=OFF, target bt_python; the same C++ as `make build` puts in build/python), in
 build-pip/ (BT_PIP_BUILD_DIR to change it), then packaged with the .py files of src/python/bridgetune. Needs what
-`make build` needs minus libtorch (scripts/install_deps.sh), plus setuptools and wheel (python3-setuptools,
+`make build` needs minus libtorch, GoogleTest and Google Benchmark (neither tests nor benchmarks are configured:
+BT_BUILD_TESTS/BT_BUILD_BENCH off; scripts/install_deps.sh), plus setuptools and wheel (python3-setuptools,
 python3-wheel); the module itself links no libtorch and works with whatever torch is installed.
 """
 import os
@@ -25,7 +26,8 @@ class CMakeBuild(build_ext):
     def build_extension(self, ext):
         build = os.path.abspath(os.environ.get("BT_PIP_BUILD_DIR", PIP_BUILD))
         subprocess.check_call(["cmake", "-S", ROOT, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-                               "-DBT_WITH_TORCH=OFF", "-DBT_CUDA=OFF", f"-DPython_EXECUTABLE={sys.executable}"])
+                               "-DBT_WITH_TORCH=OFF", "-DBT_CUDA=OFF", "-DBT_BUILD_TESTS=OFF", "-DBT_BUILD_BENCH=OFF",
+                               f"-DPython_EXECUTABLE={sys.executable}"])
         subprocess.check_call(["cmake", "--build", build, "--target", "bt_python", "-j", str(os.cpu_count() or 2)])
         package = os.path.join(build, "python", "bridgetune")
         built = [f for f in os.listdir(package) if f.startswith("_native") and f.endswith(".so")]

@@ -315,8 +315,8 @@ existing_targets() {
   echo "${out[*]}"
 }
 if ((FULL == 0)); then
-  TARGETS=$(existing_targets "$B" bt_cuda_gpu_tests bt_cuda_ref_tests bench_cuda_resize bt_cuda_golden_tests \
-    bench_gpu_pipeline bench_loader_gpu bt_gpu_media_tests bt_cuda_loader_tests)
+  TARGETS=$(existing_targets "$B" test_cuda_gpu test_cuda_ref bench_cuda_resize test_cuda_golden \
+    bench_gpu_pipeline bench_loader_gpu test_train_gpu_media test_loader_decoded)
   if [ -n "$TARGETS" ]; then
     step build_cuda 150 "cmake --build '$B' -j $JOBS --target $TARGETS"
     CUDA_OK=$?
@@ -325,8 +325,8 @@ fi
 if ((CUDA_OK != 0)) && [ -n "${CUDACXX:-}" ]; then
   CUDA_B=$ROOT/build-gpu-notorch
   step build_cuda_notorch 200 "cmake -S '$ROOT' -B '$CUDA_B' $GEN -DCMAKE_BUILD_TYPE=Release -DBT_WITH_TORCH=OFF \
-    -DBT_CUDA=ON $DEPS_ARGS && cmake --build '$CUDA_B' -j $JOBS --target bt_cuda_gpu_tests bt_cuda_ref_tests \
-    bt_cuda_golden_tests bt_cuda_loader_tests bench_cuda_resize bench_gpu_pipeline bench_loader_gpu"
+    -DBT_CUDA=ON $DEPS_ARGS && cmake --build '$CUDA_B' -j $JOBS --target test_cuda_gpu test_cuda_ref \
+    test_cuda_golden test_loader_decoded bench_cuda_resize bench_gpu_pipeline bench_loader_gpu"
   CUDA_OK=$?
   if ((CUDA_OK != 0)); then  # last resort: nvcc straight, no CMake/GTest (the bench checks bit-exactness itself)
     CUDA_B=$ROOT/build-gpu-nvcc
@@ -350,9 +350,9 @@ run_gtests() {  # BUILD FILTER EXE...: each found executable with --gtest_filter
 }
 export -f run_gtests
 export R
-if [ -x "$CUDA_B/tests/cuda/bt_cuda_gpu_tests" ] && want parity_tests; then
-  step parity_tests 90 "run_gtests '$CUDA_B' '*' bt_cuda_gpu_tests bt_cuda_ref_tests bt_cuda_golden_tests \
-    bt_gpu_media_tests bt_cuda_loader_tests"
+if [ -x "$CUDA_B/tests/cuda/test_cuda_gpu" ] && want parity_tests; then
+  step parity_tests 90 "run_gtests '$CUDA_B' '*' test_cuda_gpu test_cuda_ref test_cuda_golden \
+    test_train_gpu_media test_loader_decoded"
   grep -E "^==|tests? ran|PASSED|FAILED|SKIPPED|missing|^nvjpeg " "$R/logs/parity_tests.log" | head -40 | sed 's/^/  /' | tee -a "$SUMMARY"
 fi
 # The libtorch tests' CUDA cases (fused AdamW vs _foreach_, QuickGELU kernel vs composite, device/bf16 paths).

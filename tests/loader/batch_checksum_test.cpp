@@ -5,7 +5,7 @@
 // The hash covers each batch's epoch/index/position/size, rows, captions, image keys, the pixels (floats mapped
 // back to the uint8 they were normalised from, so a last-bit difference of a SIMD target cannot flip it) and the
 // decode-only geometry and packed pixels.
-// To record after an intended change: BT_RECORD_BATCH_CHECKSUMS=1 ./loader_batch_checksum_tests
+// To record after an intended change: BT_RECORD_BATCH_CHECKSUMS=1 ./test_loader_checksum
 #include <gtest/gtest.h>
 #include <unistd.h>
 

@@ -199,7 +199,7 @@ TEST(ModelHeads, WrongImageSizeIsAClearError) {
   EXPECT_THROW(m->forward(torch::zeros({2, 3, 32, 32}), ids, ids), bt::Error);
 }
 
-// Run by the ctest `model_cli_forward`, which first writes BT_FORWARD_OUT with `bridgetune forward` on the
+// Run by the ctest `model.cli_forward`, which first writes BT_FORWARD_OUT with `bridgetune forward` on the
 // fixture; skipped when run on its own.
 TEST(CliOutput, ForwardCommandMatchesReference) {
   const char* path = std::getenv("BT_FORWARD_OUT");

@@ -197,23 +197,48 @@ TEST_F(TrainCli, FinishedRunNeedsOverwriteAndResumeReproducesLosses) {
                    res["train_loss"].get<double>());
 }
 
+// SIGKILL as soon as a checkpoint is there, then --resume_from_checkpoint latest: the uninterrupted run's losses.
+// The kill must land mid-run: an attempt whose run finished first (a fast machine, or this test descheduled while
+// it polls) is retried afresh with an earlier trigger, and the test fails when no attempt was killed mid-run.
 TEST_F(TrainCli, SigkillMidRunThenResumeLatest) {
-  const fs::path ref_out = root_ / "kill_ref", out = root_ / "kill";
-  auto args = with(base(ref_out, 8), {"--save_steps", "2"});
-  ASSERT_EQ(run(args, root_ / "kill_ref.log").code, 0);
+  const fs::path ref_out = root_ / "kill_ref";
+  ASSERT_EQ(run(with(base(ref_out, 8), {"--save_steps", "2"}), root_ / "kill_ref.log").code, 0);
   const auto ref = losses(ref_out);
-  args = with(base(out, 8), {"--save_steps", "2"});
-  pid_t pid = spawn_bridgetune(args, root_ / "kill.log");
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(300);
-  while (!fs::exists(out / "checkpoint-4") && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  kill(pid, SIGKILL);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(fs::exists(out / "checkpoint-4"));
-  if (WIFSIGNALED(status)) EXPECT_FALSE(fs::exists(out / "train_results.json"));
+  fs::path out;
+  std::vector<std::string> args;
+  bool killed = false;
+  int attempt = 0;
+  for (const int trigger : {4, 2, 2}) {  // the checkpoint step whose appearance fires the kill
+    out = root_ / ("kill" + std::to_string(++attempt));
+    args = with(base(out, 8), {"--save_steps", "2"});
+    const fs::path log = root_ / ("kill" + std::to_string(attempt) + ".log");
+    const pid_t pid = spawn_bridgetune(args, log);
+    const fs::path ck = out / ("checkpoint-" + std::to_string(trigger));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(300);
+    int status = 0;
+    bool exited = false;
+    while (!fs::exists(ck) && std::chrono::steady_clock::now() < deadline) {
+      if (waitpid(pid, &status, WNOHANG) == pid) {
+        exited = true;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    if (!exited) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+    }
+    ASSERT_TRUE(fs::exists(ck)) << "attempt " << attempt << ": no " << ck << "\n" << slurp(log);
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && !fs::exists(out / "train_results.json")) {
+      killed = true;
+      break;
+    }
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "attempt " << attempt << ": " << slurp(log);
+  }
+  ASSERT_TRUE(killed) << "every attempt's run finished before its kill: nothing was resumed";
   auto r = run(with(args, {"--resume_from_checkpoint", "latest"}), root_ / "kill_resume.log");
   ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("resumed from "), std::string::npos) << r.err;  // from the killed run's checkpoint
   const auto got = losses(out);
   ASSERT_EQ(got.size(), ref.size());
   for (size_t i = 0; i < ref.size(); ++i) EXPECT_DOUBLE_EQ(got[i], ref[i]) << "step " << i + 1;
