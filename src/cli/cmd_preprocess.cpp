@@ -82,7 +82,9 @@ bt::cli::Registrar reg("preprocess", "Run one image through the eval/train trans
   app.add_option("--transform", a->transform, "eval (resize + center crop) or train (RandomResizedCrop + flip)")
       ->capture_default_str()
       ->check(CLI::IsMember({"eval", "train"}));
-  app.add_option("--seed", a->seed, "Per-sample seed of the train transform's random draws")->capture_default_str();
+  // Not --seed: elsewhere that is a run's seed, from which each sample's seed is drawn (sample_seed(seed, epoch, row)).
+  app.add_option("--sample_seed", a->seed, "Per-sample seed of the train transform's random draws (the loader's "
+                 "sample_seed(seed, epoch, row))")->capture_default_str();
   app.add_option_function<std::string>(
          "--jpeg_dct_scaling", [a](const std::string& v) { a->dct = bt::cli::parse_on_off(v, "--jpeg_dct_scaling"); },
          "Decode JPEGs at a reduced DCT scale when the output stays >= image_size: true|false (on|off); false is "

@@ -16,6 +16,10 @@
 
 namespace bt::eval {
 
+// --per_device_eval_batch_size's default, decided here for `train`, `evaluate` and `encode` (HF's is 8; 16 keeps a
+// CPU's cores busy without holding many images).
+inline constexpr int kDefaultEvalBatchSize = 16;
+
 struct EvaluateOptions {
   std::string model_name_or_path;
   std::string data;             // --validation_file
@@ -23,7 +27,7 @@ struct EvaluateOptions {
   std::string output_dir;
   std::string image_column = "image", caption_column = "caption", choices_column = "caption_choices",
               label_column = "label";
-  int per_device_eval_batch_size = 16;
+  int per_device_eval_batch_size = kDefaultEvalBatchSize;
   int dataloader_num_workers = 2;
   int64_t max_eval_samples = 0;  // > 0: only the first N rows (0 or negative: all; the same as train's)
   int max_seq_length = 128;

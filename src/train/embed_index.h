@@ -13,6 +13,7 @@
 #include <string>
 
 #include "data/jsonl.h"
+#include "eval/evaluate_run.h"
 
 namespace bt::train {
 
@@ -21,7 +22,7 @@ struct EncodeOptions {
   std::string data;                // anything train reads: captions file/folder, parquet, tar shards
   std::string output_dir;
   std::string image_column = "image", caption_column = "caption";
-  int per_device_eval_batch_size = 32;
+  int per_device_eval_batch_size = eval::kDefaultEvalBatchSize;
   int dataloader_num_workers = 2;
   int max_seq_length = 128;
   std::string on_bad_sample = "error";

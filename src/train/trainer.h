@@ -19,6 +19,7 @@
 #include <string>
 
 #include "data/captions_parse.h"
+#include "eval/evaluate_run.h"
 #include "loader/sampler.h"
 
 namespace bt::train {
@@ -39,7 +40,7 @@ struct TrainOptions {
   std::string output_dir = "runs/train";
   bool overwrite_output_dir = false;
   // Optimisation.
-  int per_device_train_batch_size = 16, per_device_eval_batch_size = 16;
+  int per_device_train_batch_size = 16, per_device_eval_batch_size = eval::kDefaultEvalBatchSize;
   double learning_rate = 5e-5, weight_decay = 0.0;
   double adam_beta1 = 0.9, adam_beta2 = 0.999, adam_epsilon = 1e-8;
   int64_t warmup_steps = 0;

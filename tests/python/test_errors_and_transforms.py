@@ -133,3 +133,8 @@ def test_defaults_are_the_clis(data_dir):
                 keys = [rows[r]["image"] for r in loader.last_batch_info["rows"]]
                 repeats += len(keys) - len(set(keys))
         assert (repeats > 0) == expect_repeats, (dedupe, repeats)
+    # The run seed is train's --seed default; preprocess's per-sample seed has its own name (the old one warns).
+    assert bridgetune.DataLoader(data_dir, batch_size=8, image_size=32).state_dict()["seed"] == 42
+    with pytest.warns(DeprecationWarning):
+        old = bridgetune.preprocess(path, image_size=96, transform="train", seed=5)
+    assert torch.equal(old, bridgetune.preprocess(path, image_size=96, transform="train", sample_seed=5))

@@ -17,7 +17,7 @@ from conftest import BRIDGETUNE, read_rows, run_cli
 def cpp_preprocess(tmp_path, image, size, transform="eval", seed=0):
     """The `bridgetune preprocess` command's float CHW output for one image."""
     out = tmp_path / f"{transform}-{seed}.npy"
-    run_cli("preprocess", image, "--image_size", size, "--transform", transform, "--seed", seed, "--format", "f32",
+    run_cli("preprocess", image, "--image_size", size, "--transform", transform, "--sample_seed", seed, "--format", "f32",
             "--out", out)
     return np.load(out)
 

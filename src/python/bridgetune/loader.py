@@ -57,7 +57,7 @@ class DataLoader:
     - `batch_size` is required (torch: 1) and a batch is a dict of tensors, not collate_fn over dataset items:
       there is no sampler, batch_sampler, collate_fn, worker_init_fn, timeout, generator, persistent_workers or
       per-sample indexing (`loader[i]`, `.dataset[i]`).
-    - shuffle=True (torch: False), drawn from (`seed`, epoch) rather than torch's global RNG: the same seed gives
+    - shuffle=True (torch: False), drawn from (`seed`, epoch; default 42, `train --seed`'s) rather than torch's global RNG: the same seed gives
       the same order in any process, for any worker count.
     - num_workers=2 (torch: 0) counts C++ threads, not processes (0: all work in the calling thread, as torch);
       prefetch_batches=4 is the total ahead of the consumer (torch's prefetch_factor is per worker).
@@ -77,7 +77,7 @@ class DataLoader:
       (jpeg_dct_scaling=False: bit-exact with Pillow).
     """
 
-    def __init__(self, data, batch_size, num_workers=2, shuffle=True, seed=0, drop_last=False, image_size=None,
+    def __init__(self, data, batch_size, num_workers=2, shuffle=True, seed=42, drop_last=False, image_size=None,
                  mean=None, std=None, preprocessor=None, tokenizer=None, max_seq_length=128, image_column="image",
                  caption_column="caption", transform="eval", on_bad_sample="error", rank=None, world_size=None,
                  pin_memory=False, padding="longest", jpeg_dct_scaling=None, prefetch_batches=4,

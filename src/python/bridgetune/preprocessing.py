@@ -7,6 +7,7 @@ $HF_HOME/hub, ~/.cache/huggingface/hub) at `revision`, by the same C++ as the CL
 missing raises bridgetune.Error naming where it looked and the `huggingface-cli download ...` command.
 """
 import os
+import warnings
 
 from . import _native
 
@@ -89,22 +90,27 @@ class Tokenizer:
         return self._tok.vocab_size
 
 
-def preprocess(image, image_size=None, transform="eval", seed=0, mean=None, std=None, preprocessor=None,
-               jpeg_dct_scaling=None, revision="main", cache_dir=None):
+def preprocess(image, image_size=None, transform="eval", sample_seed=0, mean=None, std=None, preprocessor=None,
+               jpeg_dct_scaling=None, revision="main", cache_dir=None, seed=None):
     """One image (encoded bytes, or a path) -> float32 tensor [3, S, S], exactly as the DataLoader makes it.
 
     transform "eval": resize the shortest edge (Pillow's bicubic) + center crop; "train": RandomResizedCrop +
-    flip drawn from `seed` (the DataLoader uses sample_seed(seed, epoch, row)). jpeg_dct_scaling None: the CLI's default
+    flip drawn from `sample_seed` (the DataLoader uses sample_seed(seed, epoch, row); `seed`, the old name of this
+    argument, still works with a DeprecationWarning: everywhere else `seed` is a run's seed). jpeg_dct_scaling None: the CLI's default
     (on: a JPEG is decoded at a reduced DCT scale while the result stays >= the crop), False: bit-exact with Pillow. preprocessor: a model folder or hub id (at revision, in cache_dir) whose
     image size and mean/std apply (image_settings).
     """
+    if seed is not None:
+        warnings.warn("bridgetune.preprocess: `seed` is now `sample_seed` (a run's seed elsewhere)", DeprecationWarning,
+                      stacklevel=2)
+        sample_seed = seed
     size, mean, std = resolve_image_settings(image_size, mean, std, preprocessor, revision, cache_dir)
     if not isinstance(image, (bytes, bytearray, memoryview)):
         image = os.fspath(image)
     elif not isinstance(image, bytes):
         image = bytes(image)
     dct = -1 if jpeg_dct_scaling is None else int(bool(jpeg_dct_scaling))
-    return to_tensor(_native.preprocess(image, size, transform, int(seed), dct, mean, std))
+    return to_tensor(_native.preprocess(image, size, transform, int(sample_seed), dct, mean, std))
 
 
 def sample_seed(seed, epoch, row):
