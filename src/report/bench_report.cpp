@@ -13,6 +13,11 @@ std::string f1(double v) {
   std::snprintf(b, sizeof b, "%.1f", v);
   return b;
 }
+std::string gb(uint64_t bytes) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2f", double(bytes) / double(1ull << 30));
+  return b;
+}
 }  // namespace
 
 const BenchRow* BenchReport::upper_bound() const {
@@ -33,14 +38,15 @@ bool BenchReport::data_bound(const BenchRow& r) const {
 }
 
 std::string BenchReport::markdown() const {
-  std::string s = "| configuration | workers | media pipeline | samples/s | % of in-memory | data wait % | bound |\n"
-                  "|---|---:|---|---:|---:|---:|---|\n";
+  std::string s = "| configuration | workers | media pipeline | samples/s | % of in-memory | data wait % | bound | "
+                  "peak memory GB | steps add GB |\n"
+                  "|---|---:|---|---:|---:|---:|---|---:|---:|\n";
   for (const auto& r : rows) {
     s += str("| ", r.label, " | ", r.in_memory ? std::string("-") : std::to_string(r.workers), " | ",
              r.in_memory ? "-" : (r.media_pipeline ? "on" : "off"), " | ", f1(r.samples_per_s), " | ",
              upper_bound() ? f1(100.0 * fraction_of_bound(r)) : std::string("-"), " | ", f1(r.data_wait_percent),
              " | ", r.precision_check ? "precision check" : r.in_memory ? "upper bound" : (data_bound(r) ? "data" : "compute"),
-             " |\n");
+             " | ", gb(r.peak_memory_bytes), " | ", gb(r.step_memory_bytes), " |\n");
   }
   return s;
 }
@@ -90,7 +96,9 @@ nlohmann::json BenchReport::to_json() const {
                   {"data_wait_percent", r.data_wait_percent},
                   {"fraction_of_in_memory", fraction_of_bound(r)},
                   {"data_bound", data_bound(r)},
-                  {"paths", r.paths}});
+                  {"paths", r.paths},
+                  {"peak_memory_bytes", r.peak_memory_bytes},
+                  {"step_memory_bytes", r.step_memory_bytes}});
   return {{"title", title}, {"rows", rs}, {"verdict", verdict()}, {"precision", precision_note()}};
 }
 

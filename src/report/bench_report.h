@@ -2,8 +2,10 @@
 // in-memory upper bound), as a markdown table, JSON and a PNG bar chart, and the verdict line naming the
 // bottleneck. A run is data-bound when its step loop waited for data more than kDataBoundWaitPercent of the
 // time or it stays below kComputeBoundFraction of the in-memory upper bound. On CPU the in-memory bound is also
-// measured in the other precision (fp32 / bf16), and precision_note() says which is faster here.
+// measured in the other precision (fp32 / bf16), and precision_note() says which is faster here. Every row says
+// how much memory its steps took.
 #pragma once
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -27,6 +29,9 @@ struct BenchRow {
   // machine runs faster; never the upper bound.
   bool precision_check = false;
   bool bf16 = false;  // in-memory rows: the precision they ran in
+  // The step loop's memory (CPU: resident, CUDA: allocated; the most over the row's runs), in bytes: its peak,
+  // and what the steps added above the loaded model, optimizer state and data.
+  uint64_t peak_memory_bytes = 0, step_memory_bytes = 0;
 };
 
 struct BenchReport {

@@ -121,6 +121,9 @@ struct TrainSummary {
   // saved), and why early stopping ended the run ("" when it did not).
   nlohmann::json best_metric;
   std::string best_model_checkpoint, early_stop_reason;
+  // Memory of the step loop (model/device.h: resident memory on the CPU, allocated memory on CUDA), in bytes: its
+  // peak, and that peak above what the loop started with (the loaded model, optimizer state and data around it).
+  uint64_t peak_memory_bytes = 0, step_memory_bytes = 0;
   std::string op_paths;    // which fast paths ran: "adamw fused, quick_gelu cuda_kernel" (bench rows record it)
   // bridgetune's keys of train_results.json (throughput, losses, the last evaluation, model selection, the demo's
   // before/after scores); the recipe adds HF's and writes the file.

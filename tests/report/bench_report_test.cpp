@@ -48,3 +48,15 @@ TEST(BenchReport, WithoutUpperBoundOnlyWaitDecides) {
   EXPECT_FALSE(r.data_bound(r.rows[0]));
   EXPECT_EQ(r.verdict().rfind("compute-bound", 0), 0u);
 }
+
+// Every row carries the memory its steps took: the peak, and what the steps added above the loaded model.
+TEST(BenchReport, RowsReportTheirMemory) {
+  BenchReport r;
+  BenchRow row{"in-memory batches", 0, false, true, 10, 0};
+  row.peak_memory_bytes = 3ull << 30;
+  row.step_memory_bytes = 1536ull << 20;
+  r.rows = {row};
+  EXPECT_NE(r.markdown().find("| upper bound | 3.00 | 1.50 |"), std::string::npos) << r.markdown();
+  EXPECT_EQ(r.to_json()["rows"][0]["peak_memory_bytes"].get<uint64_t>(), 3ull << 30);
+  EXPECT_EQ(r.to_json()["rows"][0]["step_memory_bytes"].get<uint64_t>(), 1536ull << 20);
+}

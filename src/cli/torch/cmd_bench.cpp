@@ -5,16 +5,19 @@
 // made in the other precision (fp32 / bf16) to say which one this machine trains faster. Warm-up steps are excluded from samples/s as in training.
 #include <algorithm>
 #include <cstdio>
-#include <thread>
 #include <filesystem>
 #include <sstream>
+#include <thread>
+#include <tuple>
 
 #include "cli/command.h"
 #include "cli/hub_flags.h"
 #include "common/error.h"
+#include "common/process_memory.h"
 #include "data/synth.h"
 #include "report/bench_report.h"
 #include "report/run_log.h"
+#include "train/batch_search.h"
 #include "train/trainer.h"
 
 namespace bt::cli {
@@ -30,6 +33,8 @@ struct BenchArgs {
   bool jpeg_dct_scaling = true;  // false: full-resolution decode, as a Python loader does ("like for like")
   std::string media_decode = "auto";
   HubFlags hub;
+  bool find_max_batch = false;  // instead of the throughput table: the largest micro-batch within max_memory_gb
+  double max_memory_gb = 0;
 };
 
 std::vector<int> parse_list(const std::string& s) {
@@ -133,7 +138,7 @@ train::TrainOptions base_options(const BenchArgs& a, const std::string& data, in
 // data wait.
 void build_rows(report::BenchReport& rep, const BenchConfigs& configs,
                 const std::vector<std::vector<std::pair<double, double>>>& samples,
-                const std::vector<std::string>& paths) {
+                const std::vector<std::string>& paths, const std::vector<std::pair<uint64_t, uint64_t>>& memory) {
   rep.rows.clear();
   for (size_t c = 0; c < configs.size(); ++c) {
     if (samples[c].empty()) continue;
@@ -143,6 +148,7 @@ void build_rows(report::BenchReport& rep, const BenchConfigs& configs,
     row.samples_per_s = v[v.size() / 2].first;
     row.data_wait_percent = v[v.size() / 2].second;
     row.paths = paths[c];
+    std::tie(row.peak_memory_bytes, row.step_memory_bytes) = memory[c];
     rep.rows.push_back(row);
   }
 }
@@ -168,10 +174,11 @@ void run(const BenchArgs& a) {
   std::vector<std::vector<std::pair<double, double>>> samples(configs.size());
   std::vector<std::string> errors;  // "label: message" of every failed run
   std::vector<std::string> paths(configs.size());  // the last run's fast paths per configuration
+  std::vector<std::pair<uint64_t, uint64_t>> memory(configs.size());  // the most peak / step memory of its runs
   // bench_results.json is rewritten after every run ("complete": false until the last), so a run cut off by a
   // time limit (the GPU check's) still leaves every row it measured.
   auto write_json = [&](bool complete) {
-    build_rows(rep, configs, samples, paths);
+    build_rows(rep, configs, samples, paths, memory);
     auto j = rep.to_json();
     j["complete"] = complete;
     j["errors"] = errors;
@@ -182,6 +189,7 @@ void run(const BenchArgs& a) {
       auto [row, o] = configs[c];
       o.output_dir = (out / "runs" / (row.in_memory ? str("in_memory", row.precision_check ? (row.bf16 ? "_bf16" : "_fp32") : "")
                                                     : str("w", row.workers, row.media_pipeline ? "_gpu" : ""))).string();
+      release_free_memory();  // the previous run's freed pages must not count as this one's
       train::TrainHooks hooks;
       hooks.quiet = true;
       hooks.write_plot = false;
@@ -192,6 +200,7 @@ void run(const BenchArgs& a) {
         auto s = train::run_train(o, hooks);
         std::printf("%.1f samples/s, data wait %.1f %%\n", s.train_samples_per_second, s.data_wait_percent);
         samples[c].push_back({s.train_samples_per_second, s.data_wait_percent});
+        memory[c] = {std::max(memory[c].first, s.peak_memory_bytes), std::max(memory[c].second, s.step_memory_bytes)};
         paths[c] = row.in_memory || !row.media_pipeline ? s.op_paths
                                                         : str(s.op_paths, ", media_decode ", a.media_decode);
       } catch (const std::exception& e) {  // one failing configuration (e.g. out of memory) must not lose the rest
@@ -208,6 +217,100 @@ void run(const BenchArgs& a) {
   rep.write_png(out / "bench.png");
   std::printf("\nwrote %s and %s\n", (out / "bench_results.json").c_str(), (out / "bench.png").c_str());
   if (!errors.empty()) fail("bench: ", errors.size(), " run(s) failed; the first: ", errors.front());
+}
+
+std::string number(const char* format, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, format, v);
+  return b;
+}
+std::string gb(uint64_t bytes) { return number("%.2f", double(bytes) / double(1ull << 30)); }
+
+// One probe of --find_max_batch: two steps at `batch` on one batch kept in memory (the second step runs with the
+// optimizer state allocated, where the peak is); its memory is the step loop's peak (model/device.h).
+train::BatchProbe probe_batch(train::TrainOptions o, int batch, bool checkpointing, const fs::path& dir) {
+  o.per_device_train_batch_size = batch;
+  o.gradient_checkpointing = checkpointing;
+  o.max_steps = 2, o.throughput_warmup_steps = 1, o.logging_steps = 2;
+  o.dataloader_num_workers = 0;
+  o.output_dir = dir.string();
+  train::TrainHooks hooks;
+  hooks.quiet = true;
+  hooks.write_plot = false;
+  hooks.in_memory_batches = 1;
+  release_free_memory();
+  train::BatchProbe p;
+  p.ran = true;
+  std::printf("  batch %-5d ... ", batch);
+  std::fflush(stdout);
+  try {
+    const auto s = train::run_train(o, hooks);
+    p.peak_bytes = s.peak_memory_bytes;
+    p.samples_per_s = s.train_samples_per_second;
+    std::printf("%s GB, %.1f samples/s\n", gb(p.peak_bytes).c_str(), p.samples_per_s);
+  } catch (const std::exception& e) {  // out of memory on a GPU, too few rows: bounds the search
+    const std::string what = e.what();
+    p.error = what.substr(0, std::min<size_t>(what.find('\n'), 200));
+    std::printf("failed: %s\n", p.error.c_str());
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  return p;
+}
+
+// --find_max_batch: for the preset and precision, the largest micro-batch whose steps fit --max_memory_gb, without
+// and with gradient checkpointing (train/batch_search.h), and the contrastive batch exact accumulation builds
+// from it. Writes find_max_batch.json.
+void run_find_max_batch(const BenchArgs& a) {
+  const fs::path out(a.out_dir);
+  fs::create_directories(out);
+  const auto budget = static_cast<uint64_t>(a.max_memory_gb * double(1ull << 30));
+  if (a.device == "cpu") {  // a CPU probe past the machine's memory is killed by the kernel, bench with it
+    const uint64_t can = available_memory_bytes() + rss_bytes();
+    if (can > 0 && budget > can)
+      fail("--max_memory_gb ", a.max_memory_gb, ": this machine can give this process about ", gb(can),
+           " GB; a larger budget lets a probe meet the kernel's OOM killer (lower --max_memory_gb)");
+  }
+  const std::string data = bench_data(a, out);
+  const int threads = a.torch_threads > 0 ? a.torch_threads : 0;  // 0: every core (no loader workers here)
+  const train::TrainOptions base = base_options(a, data, threads);
+  train::BatchSearchOptions so;
+  so.budget_bytes = budget;
+  if (a.data.empty()) so.max_batch = a.synth_n;
+  const std::string what = str(a.preset, " preset, ", a.device, a.bf16 ? " bf16" : " fp32",
+                               a.image_size ? str(", ", a.image_size, " px") : std::string());
+  nlohmann::json modes = nlohmann::json::array();
+  std::string table = "| gradient checkpointing | largest micro-batch | peak memory GB | samples/s | why not larger | "
+                      "contrastive batch, exact accumulation K = 2 / 4 / 8 |\n|---|---:|---:|---:|---|---|\n";
+  for (bool ckpt : {false, true}) {
+    std::printf("largest micro-batch within %g GB, %s, gradient checkpointing %s:\n", a.max_memory_gb, what.c_str(),
+                ckpt ? "on" : "off");
+    const auto res = train::find_max_batch(
+        [&](int b) { return probe_batch(base, b, ckpt, out / "runs" / str("max_batch", ckpt ? "_ckpt_" : "_", b)); }, so);
+    const train::BatchProbe* best = nullptr;
+    nlohmann::json probes = nlohmann::json::array();
+    for (const auto& p : res.probes) {
+      if (p.batch == res.largest_fit && p.fits) best = &p;
+      probes.push_back({{"batch", p.batch}, {"ran", p.ran}, {"fits", p.fits}, {"peak_memory_bytes", p.peak_bytes},
+                        {"samples_per_s", p.samples_per_s}, {"error", p.error}});
+    }
+    const int b = res.largest_fit;
+    table += str("| ", ckpt ? "on" : "off", " | ", b, " | ", best ? gb(best->peak_bytes) : "-", " | ",
+                 best ? number("%.1f", best->samples_per_s) : "-", " | ", res.bound, " | ",
+                 b ? str(2 * b, " / ", 4 * b, " / ", 8 * b) : "-", " |\n");
+    modes.push_back({{"gradient_checkpointing", ckpt}, {"largest_micro_batch", b}, {"bound", res.bound},
+                     {"peak_memory_bytes", best ? best->peak_bytes : 0}, {"samples_per_s", best ? best->samples_per_s : 0.0},
+                     {"probes", probes}});
+  }
+  const std::string title = str("bridgetune bench --find_max_batch: ", what, ", budget ", a.max_memory_gb, " GB (",
+                                a.device == "cpu" ? "peak resident memory of the step loop" : "max_memory_allocated", ")");
+  std::printf("\n%s\n%s\n%s\n", title.c_str(), table.c_str(),
+              "--gradient_accumulation_steps K trains K micro-batches as one contrastive batch of K x B (exact: one "
+              "loss over all; about one extra forward per micro-batch).");
+  report::write_json_atomic(out / "find_max_batch.json",
+                            {{"title", title}, {"budget_bytes", budget}, {"preset", a.preset}, {"device", a.device},
+                             {"bf16", a.bf16}, {"image_size", a.image_size}, {"modes", modes}});
+  std::printf("wrote %s\n", (out / "find_max_batch.json").c_str());
 }
 
 void setup(CLI::App& app) {
@@ -236,9 +339,19 @@ void setup(CLI::App& app) {
   app.add_option("--repeats", a->repeats, "Interleaved repetitions per configuration (median reported)")->capture_default_str();
   app.add_option("--synth_n", a->synth_n, "Rows of generated data")->capture_default_str();
   app.add_option("--synth_max_width", a->synth_max_width, "Widest generated image (px)")->capture_default_str();
+  app.add_flag("--find_max_batch", a->find_max_batch,
+               "Instead of the throughput table: the largest micro-batch whose steps fit --max_memory_gb, without and "
+               "with --gradient_checkpointing, found by measuring (2 steps per probe; the data's rows bound it)");
+  app.add_option("--max_memory_gb", a->max_memory_gb,
+                 "--find_max_batch's budget: peak resident memory on the CPU, max_memory_allocated on CUDA");
   app.callback([a] {
     if (a->batch < 2) fail("--batch must be >= 2");
     if (a->repeats < 1) fail("--repeats must be >= 1");
+    if (a->find_max_batch) {
+      if (!(a->max_memory_gb > 0)) fail("--find_max_batch needs --max_memory_gb (the budget, in GB)");
+      return run_find_max_batch(*a);
+    }
+    if (a->max_memory_gb > 0) fail("--max_memory_gb is --find_max_batch's budget (add --find_max_batch)");
     if (a->steps <= a->warmup) fail("--max_steps (", a->steps, ") must exceed --throughput_warmup_steps (", a->warmup, ")");
     run(*a);
   });

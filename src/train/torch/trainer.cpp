@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "eval/torch/embed_eval.h"
 #include "model/cuda_ops.h"
+#include "model/device.h"
 #include "model/quick_gelu.h"
 #include "report/plot.h"
 #include "report/progress.h"
@@ -64,6 +65,7 @@ class TrainLoop {
   std::unique_ptr<BatchProvider> batches_;
   ThroughputMeter meter_;
   double t_start_ = 0;
+  uint64_t loop_start_memory_ = 0;
   double window_loss_sum_ = 0, last_grad_norm_ = 0, first_loss_ = NAN, replay_max_diff_ = -1;
   int64_t window_steps_ = 0;
   eval::SplitEval last_eval_;
@@ -117,6 +119,8 @@ TrainLoop::TrainLoop(TrainRun& r)
             fmt("%.3f", demo_before_->matching.chance), "), image->text R@1 ", fmt("%.3f", demo_before_->retrieval.i2t_r1),
             " (chance ", fmt("%.3f", demo_before_->retrieval.r1_chance), ")"));
   }
+  loop_start_memory_ = model::memory_bytes(r_.device);  // what the steps add is measured from here
+  model::reset_peak_memory(r_.device);
 }
 
 TrainSummary TrainLoop::run() {
@@ -266,6 +270,8 @@ TrainSummary TrainLoop::finish() {
   sum.completed = true;
   flush_window();
   const RunStats rs = meter_.finish(now_s());
+  sum.peak_memory_bytes = model::peak_memory_bytes(r_.device);  // before the final evaluation and saving
+  sum.step_memory_bytes = sum.peak_memory_bytes > loop_start_memory_ ? sum.peak_memory_bytes - loop_start_memory_ : 0;
   if (r_.main_rank) load_best_model();
   const bool last_step_evaluated = evaluated_ && o_.eval_steps > 0 && st.global_step % o_.eval_steps == 0;
   if (o_.eval_at_end && (!last_step_evaluated || loaded_best_)) run_eval(/*select=*/false);
@@ -321,6 +327,8 @@ nlohmann::json TrainLoop::results_json(const TrainSummary& sum, const RunStats& 
                             {"per_device_train_batch_size", r_.batch()},
                             {"dataloader_num_workers", o_.dataloader_num_workers},
                             {"device", r_.device.str()},
+                            {"peak_memory_mb", static_cast<double>(sum.peak_memory_bytes) / (1 << 20)},
+                            {"step_memory_mb", static_cast<double>(sum.step_memory_bytes) / (1 << 20)},
                             {"bf16", o_.bf16}};
   if (evaluated_) {  // the last evaluation's loss, recall and matching accuracy (the rest is in metrics.jsonl)
     results.update(eval::to_json(last_eval_, "eval"));

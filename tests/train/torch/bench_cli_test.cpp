@@ -76,3 +76,38 @@ TEST(BenchCli, RowsNameTheirPathsAndSurviveFailingFusedOps) {
   ASSERT_EQ(rc, 0);
   EXPECT_EQ(plain["rows"][0]["paths"], "adamw foreach");
 }
+
+// Every row says how much memory its steps took; --find_max_batch measures the largest micro-batch within a budget,
+// without and with gradient checkpointing: here every batch up to the data's rows fits in 8 GB, none in 10 MB.
+TEST(BenchCli, RowsReportMemoryAndFindMaxBatchBracketsTheAnswer) {
+  const fs::path dir = fs::temp_directory_path() / "bt_bench_cli_memory";
+  fs::remove_all(dir);
+  int rc = -1;
+  const auto rows = run_bench(dir, {}, &rc);
+  ASSERT_EQ(rc, 0) << bt::test::slurp(dir.string() + ".log");
+  for (const auto& row : rows["rows"]) {
+    EXPECT_GT(row["peak_memory_bytes"].get<uint64_t>(), 20u << 20) << row;  // libtorch alone is more
+    EXPECT_LT(row["step_memory_bytes"].get<uint64_t>(), row["peak_memory_bytes"].get<uint64_t>()) << row;
+  }
+  const auto fit_json = [&](const char* gb) {
+    std::vector<std::string> args{"bench", "--find_max_batch", "--max_memory_gb", gb, "--synth_n", "6",
+                                  "--synth_max_width", "120", "--torch_threads", "1", "--output_dir", dir.string()};
+    rc = bt::test::wait_exit_code(bt::test::spawn_bridgetune(args, dir.string() + ".fit.log"));
+    std::ifstream f(dir / "find_max_batch.json");
+    return f ? nlohmann::json::parse(f) : nlohmann::json();
+  };
+  auto j = fit_json("8");
+  ASSERT_EQ(rc, 0) << bt::test::slurp(dir.string() + ".fit.log");
+  ASSERT_EQ(j["modes"].size(), 2u);
+  EXPECT_FALSE(j["modes"][0]["gradient_checkpointing"].get<bool>());
+  EXPECT_TRUE(j["modes"][1]["gradient_checkpointing"].get<bool>());
+  for (const auto& m : j["modes"]) {
+    EXPECT_EQ(m["largest_micro_batch"], 6) << m;
+    EXPECT_NE(m["bound"].get<std::string>().find("the data has 6 rows"), std::string::npos) << m;
+    EXPECT_GT(m["peak_memory_bytes"].get<uint64_t>(), 0u);
+  }
+  j = fit_json("0.01");
+  ASSERT_EQ(rc, 0) << bt::test::slurp(dir.string() + ".fit.log");
+  EXPECT_EQ(j["modes"][0]["largest_micro_batch"], 0);
+  EXPECT_EQ(j["modes"][0]["bound"], "2 does not fit");
+}
