@@ -1,8 +1,10 @@
-// bench_model [preset=base] [batch=8] [iters=3] [text_len=40] [threads=0]
+// bench_model [preset=base] [batch=8] [iters=3] [text_len=40] [threads=0] [bf16=0] [trace=]
 // Prints the parameter counts of base and large, then times forward + backward of
 // BridgeTowerForContrastiveLearning (train mode, random init, random inputs) on CPU: one warm-up step, then
 // `iters` timed steps; reports each step and the median seconds per sample, wall and CPU (the CPU figure, summed
-// over threads, stays meaningful when other jobs share the machine).
+// over threads, stays meaningful when other jobs share the machine). bf16=1: under bf16 autocast, as --bf16.
+// trace=PATH: one more step under libtorch's profiler, written as a chrome trace; bench/model/op_profile.py turns
+// it into a table of where the step's time goes (self time per op).
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -12,7 +14,12 @@
 #include <string>
 #include <vector>
 
+#include <torch/csrc/autograd/profiler_legacy.h>
+
+#include <optional>
+
 #include "model/api.h"
+#include "model/autocast.h"
 #include "model/bridgetower.h"
 
 using namespace bt::model;
@@ -35,6 +42,8 @@ int main(int argc, char** argv) {
   int iters = argc > 3 ? std::atoi(argv[3]) : 3;
   int text_len = argc > 4 ? std::atoi(argv[4]) : 40;
   int threads = argc > 5 ? std::atoi(argv[5]) : 0;
+  const bool bf16 = argc > 6 && std::atoi(argv[6]) != 0;
+  const std::string trace = argc > 7 ? argv[7] : "";
   configure_torch_threads(threads);
   std::printf("parameters: base %lld, large %lld (BridgeTowerForContrastiveLearning)\n",
               (long long)parameter_count(preset("base")), (long long)parameter_count(preset("large")));
@@ -48,12 +57,18 @@ int main(int argc, char** argv) {
   ids.select(1, 0).fill_(cfg.text.bos_token_id);
   auto mask = torch::ones({batch, text_len}, torch::kLong);
   std::vector<double> per_sample, cpu_per_sample;
-  for (int i = 0; i <= iters; ++i) {
+  auto step = [&] {
     model->zero_grad();
+    std::optional<AutocastScope> autocast;
+    autocast.emplace(bf16, torch::Device(torch::kCPU));
+    auto out = model->forward(px, ids, mask, true);
+    autocast.reset();  // backward runs outside autocast, as in the trainer
+    out.loss.backward();
+  };
+  for (int i = 0; i <= iters; ++i) {
     auto t0 = std::chrono::steady_clock::now();
     double c0 = cpu_seconds();
-    auto out = model->forward(px, ids, mask, true);
-    out.loss.backward();
+    step();
     double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     double cpu = cpu_seconds() - c0;
     std::printf("%s step %d: %.3f s (%.3f s/sample wall, %.3f CPU-s/sample)%s\n", name.c_str(), i, sec, sec / batch,
@@ -65,7 +80,15 @@ int main(int argc, char** argv) {
     }
   }
   if (!per_sample.empty())
-    std::printf("%s batch %d, text %d, threads %d: median %.3f s/sample wall, %.3f CPU-s/sample forward+backward\n",
-                name.c_str(), batch, text_len, at::get_num_threads(), median(per_sample), median(cpu_per_sample));
+    std::printf("%s batch %d, text %d, threads %d, %s: median %.3f s/sample wall, %.3f CPU-s/sample forward+backward\n",
+                name.c_str(), batch, text_len, at::get_num_threads(), bf16 ? "bf16" : "fp32", median(per_sample),
+                median(cpu_per_sample));
+  if (!trace.empty()) {
+    {
+      torch::autograd::profiler::RecordProfile profile(trace);
+      step();
+    }
+    std::printf("profile of one step: %s\n", trace.c_str());
+  }
   return 0;
 }

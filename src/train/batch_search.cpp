@@ -73,7 +73,8 @@ BatchSearchResult find_max_batch(const std::function<BatchProbe(int)>& probe, co
                   : !at_hi->ran ? str(hi, " is predicted to need more than ", o.guard, "x the budget")
                   : !at_hi->error.empty() ? str(hi, " failed: ", at_hi->error)
                                            : str(hi, " does not fit");
-      if (hi > lo + 1 && at_hi) res.bound += str(" (", lo + 1, "-", hi - 1, " not probed: within the memory's noise)");
+      if (hi > lo + 1 && at_hi)
+        res.bound += str(" (", hi - 1 > lo + 1 ? str(lo + 1, "-", hi - 1) : str(lo + 1), " not probed: within the memory's noise)");
       break;
     }
     // Where the line meets the budget; until a non-fit brackets the answer, at most 4x the largest fit (a line

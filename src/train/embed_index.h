@@ -24,6 +24,7 @@ struct EncodeOptions {
   std::string image_column = "image", caption_column = "caption";
   int per_device_eval_batch_size = eval::kDefaultEvalBatchSize;
   int dataloader_num_workers = 2;
+  int torch_threads = 0;           // 0: the cores the loader workers leave (model::torch_threads_for)
   int max_seq_length = 128;
   std::string on_bad_sample = "error";
   uint64_t max_line_bytes = data::kDefaultMaxLineBytes;

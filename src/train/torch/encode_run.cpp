@@ -46,7 +46,7 @@ void write_npy(const fs::path& path, const torch::Tensor& t) {
 EncodeSummary run_encode(const EncodeOptions& o) {
   check(o);
   const torch::Device device = model::parse_device(o.device);
-  if (device.is_cpu()) model::configure_torch_threads(model::torch_threads_for(0, o.dataloader_num_workers, device));
+  if (device.is_cpu()) model::configure_torch_threads(model::torch_threads_for(o.torch_threads, o.dataloader_num_workers, device));
   source::SourceOptions so;
   so.image_column = o.image_column;
   so.caption_column = o.caption_column;
