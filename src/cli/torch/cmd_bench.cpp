@@ -11,6 +11,7 @@
 
 #include "cli/command.h"
 #include "cli/hub_flags.h"
+#include "cli/loader_flags.h"
 #include "common/error.h"
 #include "data/synth.h"
 #include "report/bench_report.h"
@@ -28,7 +29,7 @@ struct BenchArgs {
   int decoded_cache_mb = 0, torch_threads = 0, repeats = 3;
   bool bf16 = false, media_pipeline_on = false;
   bool jpeg_dct_scaling = true;  // false: full-resolution decode, as a Python loader does ("like for like")
-  std::string media_decode = "auto";
+  loader::MediaDecode media_decode = loader::MediaDecode::kAuto;
   HubFlags hub;
 };
 
@@ -60,7 +61,7 @@ BenchConfigs bench_configs(const BenchArgs& a, const train::TrainOptions& base, 
   {
     train::TrainOptions o = base;
     o.dataloader_num_workers = 0;  // the batches are made once, up front (kInMemoryBatches)
-    o.media_decode = "auto";
+    o.media_decode = loader::MediaDecode::kAuto;
     report::BenchRow row{"in-memory batches", 0, false, true};
     row.bf16 = o.bf16;
     configs.push_back({row, o});
@@ -79,7 +80,7 @@ BenchConfigs bench_configs(const BenchArgs& a, const train::TrainOptions& base, 
       train::TrainOptions o = base;
       o.dataloader_num_workers = w;
       o.use_media_pipeline = media;
-      if (!media) o.media_decode = "auto";  // --media_decode is the media pipeline's: the loader rows decode on the CPU
+      if (!media) o.media_decode = loader::MediaDecode::kAuto;  // the media pipeline's: the loader rows decode on the CPU
       configs.push_back({{str("workers ", w, media ? " + GPU media" : ""), w, media, false}, o});
     }
   }
@@ -123,8 +124,6 @@ train::TrainOptions base_options(const BenchArgs& a, const std::string& data, in
   base.jpeg_dct_scaling = a.jpeg_dct_scaling;
   base.logging_steps = a.steps;
   base.learning_rate = 1e-4;
-  base.save_final_model = false;
-  base.eval_at_end = false;
   base.overwrite_output_dir = true;
   return base;
 }
@@ -185,15 +184,19 @@ void run(const BenchArgs& a) {
       train::TrainHooks hooks;
       hooks.quiet = true;
       hooks.write_plot = false;
+      hooks.save_final_model = false;
       hooks.in_memory_batches = row.in_memory ? kInMemoryBatches : 0;
       std::printf("[%d/%d] %-24s ... ", rep_i + 1, a.repeats, row.label.c_str());
       std::fflush(stdout);
       try {
-        auto s = train::run_train(o, hooks);
+        train::TrainInputs no_final_eval;
+        no_final_eval.eval_at_end = false;
+        auto s = train::run_train(o, hooks, no_final_eval);
         std::printf("%.1f samples/s, data wait %.1f %%\n", s.train_samples_per_second, s.data_wait_percent);
         samples[c].push_back({s.train_samples_per_second, s.data_wait_percent});
         paths[c] = row.in_memory || !row.media_pipeline ? s.op_paths
-                                                        : str(s.op_paths, ", media_decode ", a.media_decode);
+                                                        : str(s.op_paths, ", media_decode ",
+                                                              enum_word(kMediaDecodeWords, a.media_decode));
       } catch (const std::exception& e) {  // one failing configuration (e.g. out of memory) must not lose the rest
         std::printf("FAILED: %s\n", e.what());
         errors.push_back(str(row.label, ": ", e.what()));
@@ -230,7 +233,7 @@ void setup(CLI::App& app) {
                  "false: decode JPEGs at full resolution, as PIL does (a like-for-like comparison with a Python loader)")
       ->capture_default_str();
   app.add_flag("--use_media_pipeline", a->media_pipeline_on, "Also measure the GPU media pipeline (GPU only)");
-  app.add_option("--media_decode", a->media_decode, "The media pipeline's JPEG decode: auto|gpu (nvJPEG)|cpu")->capture_default_str();
+  add_enum_flag(app, "--media_decode", a->media_decode, kMediaDecodeWords, "The media pipeline's JPEG decode: auto|gpu (nvJPEG)|cpu");
   app.add_option("--decoded_cache_mb", a->decoded_cache_mb, "0: decode every image every time (real JPEG loading)")->capture_default_str();
   app.add_option("--torch_threads", a->torch_threads, "0: the cores the largest worker count leaves free")->capture_default_str();
   app.add_option("--repeats", a->repeats, "Interleaved repetitions per configuration (median reported)")->capture_default_str();
