@@ -28,9 +28,9 @@ struct BenchArgs {
   size_t samples = 1024;
   int repeats = 3;
   bool json = false;
-  std::string transform = "eval";
   int window_groups = -1;  // parquet locality shuffle: -1 auto, 0 fully random
   loader::LoaderOptions opt;
+  source::ReadOptions read;
 };
 
 struct Run {
@@ -42,12 +42,8 @@ struct Run {
 };
 
 std::shared_ptr<const data::Dataset> open_source(BenchArgs& a) {  // sets a's epoch order (parquet locality)
-  source::SourceOptions so;
-  so.image_column = a.opt.image_column;
-  so.caption_column = a.opt.caption_column;
-  so.on_bad = a.opt.on_bad_sample;
+  source::SourceOptions so = source::source_options(a.read, "--data", 0, /*locality_order=*/true);
   so.shuffle_window_row_groups = a.window_groups;
-  so.max_image_bytes = a.opt.max_image_bytes;
   source::Source src = source::open_source(a.data, so);
   src.apply_order(a.opt.sampler);
   return src.dataset;
@@ -107,8 +103,7 @@ void bench(const BenchArgs& a_in) {
   if (a.data.empty()) fail("--data is required: a folder with captions.jsonl, a JSONL/CSV file or tar shards");
   if (a.repeats < 1) fail("--repeats must be >= 1");
   if (a.batch < 1) fail("--batch must be >= 1");
-  if (a.transform == "train") a.opt.transform.mode = media::TransformMode::kTrain;
-  else if (a.transform != "eval") fail("--transform: expected eval or train, got '", a.transform, "'");
+  a.opt.on_bad_sample = a.read.on_bad;  // a bad image is skipped (or stops the run) as a bad row is
   if (a.window_groups < -1) fail("--shuffle_window_row_groups must be >= 0 (got ", a.window_groups, ")");
   auto ds = open_source(a);
   std::vector<std::vector<Run>> runs(a.workers.size());
@@ -173,14 +168,14 @@ const Registrar reg("bench-loader", "loader throughput (samples/s) per worker co
                       app.add_option("--samples", a->samples, "timed samples per run")->capture_default_str();
                       app.add_option("--repeats", a->repeats, "repetitions (interleaved across worker counts)")
                           ->capture_default_str();
-                      app.add_option("--transform", a->transform, "eval (resize+center crop) or train (random)")
-                          ->capture_default_str();
+                      add_enum_flag(app, "--transform", a->opt.transform.mode, kTransformWords,
+                                    "eval (resize+center crop) or train (random)");
                       app.add_flag("--json", a->json, "one JSON object per line per worker count");
                       app.add_option("--shuffle_window_row_groups", a->window_groups,
                                      "parquet: shuffle row groups, then rows within windows of this many groups "
                                      "(capped so a window fits half the page cache); 0: fully random; -1: auto (8)")
                           ->capture_default_str();
-                      add_loader_flags(app, a->opt, /*with_workers=*/false);
+                      add_loader_flags(app, a->opt, a->read, /*with_workers=*/false);
                       app.callback([a] { bench(*a); });
                     });
 

@@ -15,7 +15,7 @@ bool parse_on_off(const std::string& value, const std::string& flag) {
   fail(flag, ": expected true or false (on/off), got '", value, "'");
 }
 
-void add_loader_flags(CLI::App& app, loader::LoaderOptions& o, bool with_workers) {
+void add_loader_flags(CLI::App& app, loader::LoaderOptions& o, source::ReadOptions& read, bool with_workers) {
   if (with_workers)
     app.add_option("--dataloader_num_workers", o.num_workers,
                    "loader worker threads (0 = load in the training thread)")
@@ -32,24 +32,19 @@ void add_loader_flags(CLI::App& app, loader::LoaderOptions& o, bool with_workers
   app.add_option("--max_image_pixels", o.transform.max_image_pixels,
                  "refuse larger images as decompression bombs (Pillow's default)")
       ->capture_default_str();
-  app.add_option("--max_image_bytes", o.max_image_bytes,
+  app.add_option("--max_image_bytes", read.max_image_bytes,
                  "refuse larger image files and tar members before reading them")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  app.add_option_function<std::string>(
-         "--on_bad_sample",
-         [&o](const std::string& v) {
-           o.on_bad_sample = data::parse_on_bad(v);
-         },
-         "a corrupt/unreadable sample stops the run (error) or is replaced and counted (skip)")
-      ->default_str(o.on_bad_sample == data::OnBad::kSkip ? "skip" : "error");
+  add_enum_flag(app, "--on_bad_sample", read.on_bad, kOnBadWords,
+                "a corrupt/unreadable sample stops the run (error) or is replaced and counted (skip)");
   app.add_option("--decoded_cache_mb", o.decoded_cache_mb,
                  "LRU cache of transformed crops of repeated images, MB (0 = off; never used for random "
                  "train transforms)")
       ->capture_default_str();
-  app.add_option("--image_column", o.image_column, "captions-file column holding the image path")
+  app.add_option("--image_column", read.image_column, "captions-file column holding the image path")
       ->capture_default_str();
-  app.add_option("--caption_column", o.caption_column, "captions-file column holding the caption")
+  app.add_option("--caption_column", read.caption_column, "captions-file column holding the caption")
       ->capture_default_str();
   app.add_option("--seed", o.sampler.seed, "shuffle and augmentation seed")->capture_default_str();
   app.add_option_function<std::string>(

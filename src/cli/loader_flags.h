@@ -4,15 +4,25 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
+#include "cli/enum_flag.h"
 #include "loader/loader.h"
+#include "source/source.h"
 
 namespace bt::cli {
 
+// --on_bad_sample's words, for every command that reads data.
+inline const EnumWords<data::OnBad> kOnBadWords = {{"error", data::OnBad::kError}, {"skip", data::OnBad::kSkip}};
+// --train_transform / --transform's words: eval (resize + centre crop) | train (random crop + flip).
+inline const EnumWords<loader::MediaDecode> kMediaDecodeWords = {
+    {"auto", loader::MediaDecode::kAuto}, {"gpu", loader::MediaDecode::kGpu}, {"cpu", loader::MediaDecode::kCpu}};
+inline const EnumWords<media::TransformMode> kTransformWords = {{"eval", media::TransformMode::kEval},
+                                                                {"train", media::TransformMode::kTrain}};
+
 // Adds --dataloader_num_workers (unless with_workers is false: bench-loader takes a list instead),
-// --prefetch_batches, --image_size, --jpeg_dct_scaling on|off, --max_image_pixels, --max_image_bytes, --on_bad_sample
-// error|skip, --decoded_cache_mb, --image_column, --caption_column, --seed, --dedupe_images_in_batch,
-// --loader_output f32|u8|both.
-void add_loader_flags(CLI::App& app, loader::LoaderOptions& o, bool with_workers = true);
+// --prefetch_batches, --image_size, --jpeg_dct_scaling on|off, --max_image_pixels, --decoded_cache_mb, --seed,
+// --dedupe_images_in_batch, --loader_output f32|u8|both into `o`, and how the dataset is read into `read`:
+// --max_image_bytes, --on_bad_sample error|skip, --image_column, --caption_column.
+void add_loader_flags(CLI::App& app, loader::LoaderOptions& o, source::ReadOptions& read, bool with_workers = true);
 
 // "on"/"off" (also true/false, 1/0); throws bt::Error naming the flag otherwise.
 bool parse_on_off(const std::string& value, const std::string& flag);

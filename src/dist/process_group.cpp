@@ -136,9 +136,7 @@ std::unique_ptr<Group> init_process_group(const DistEnv& env, const GroupOptions
   if (!env.distributed()) return g;
   if (!(options.timeout_s > 0) || options.timeout_s > 7 * 24 * 3600.0)
     fail("--ddp_timeout ", options.timeout_s, " must be in (0, 604800] seconds");
-  if (options.device.rfind("cuda", 0) != 0 && options.device != "cpu")
-    fail("distributed training on device '", options.device, "' is not supported (cpu -> gloo, cuda -> nccl)");
-  const bool cuda = options.device.rfind("cuda", 0) == 0;
+  const bool cuda = options.cuda;
   if (cuda && !have_nccl())
     fail("--device cuda with WORLD_SIZE=", env.world_size,
          " needs NCCL, but this build's libtorch has no CUDA/NCCL (rebuild against a CUDA libtorch)");

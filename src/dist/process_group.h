@@ -26,7 +26,7 @@ namespace bt::dist {
 
 struct GroupOptions {
   double timeout_s = 1800;     // --ddp_timeout (HF's default: 1800 s); rendezvous and every collective
-  std::string device = "cpu";  // "cpu" -> Gloo, "cuda" -> NCCL (a CUDA libtorch build), like HF's default
+  bool cuda = false;           // the run's --device: cpu -> Gloo, cuda -> NCCL (a CUDA libtorch build), as HF
   bool watchdog = true;
 };
 

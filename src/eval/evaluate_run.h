@@ -12,7 +12,7 @@
 #include <map>
 #include <string>
 
-#include "data/jsonl.h"
+#include "source/source.h"
 
 namespace bt::eval {
 
@@ -20,19 +20,20 @@ namespace bt::eval {
 // CPU's cores busy without holding many images).
 inline constexpr int kDefaultEvalBatchSize = 16;
 
+// --task: the contest's matching questions, or image<->text retrieval over image-caption pairs.
+enum class EvalTask { kMatching, kRetrieval };
+
 struct EvaluateOptions {
   std::string model_name_or_path;
   std::string data;             // --validation_file
-  std::string task = "matching";  // matching | retrieval
+  EvalTask task = EvalTask::kMatching;
   std::string output_dir;
-  std::string image_column = "image", caption_column = "caption", choices_column = "caption_choices",
-              label_column = "label";
+  source::ReadOptions read;  // --image_column, --caption_column (retrieval), --on_bad_sample, --max_line_bytes
+  std::string choices_column = "caption_choices", label_column = "label";
   int per_device_eval_batch_size = kDefaultEvalBatchSize;
   int dataloader_num_workers = 2;
   int64_t max_eval_samples = 0;  // > 0: only the first N rows (0 or negative: all; the same as train's)
   int max_seq_length = 128;
-  std::string on_bad_sample = "error";
-  uint64_t max_line_bytes = data::kDefaultMaxLineBytes;  // a longer JSONL line / CSV record is an error
   std::string device = "cpu";
   bool bf16 = false;
   bool quiet = false;

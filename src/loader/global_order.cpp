@@ -14,9 +14,9 @@ SamplerOptions single_process(SamplerOptions s) {
 }  // namespace
 
 GlobalOrderView::GlobalOrderView(std::shared_ptr<const data::Dataset> base, SamplerOptions sampler)
-    : base_(std::move(base)),
-      sampler_(base_->size(), single_process(sampler),
-               sampler.dedupe_images_in_batch ? loader::image_ids_of(*base_) : std::vector<uint32_t>{}) {
+    : RowMappedView(std::move(base)),
+      sampler_(this->base().size(), single_process(sampler),
+               sampler.dedupe_images_in_batch ? loader::image_ids_of(this->base()) : std::vector<uint32_t>{}) {
   set_epoch(0);
 }
 

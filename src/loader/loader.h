@@ -29,7 +29,6 @@
 #include <vector>
 
 #include "data/bad_rows.h"
-#include "data/captions_parse.h"
 #include "data/dataset.h"
 #include "loader/batch.h"
 #include "loader/decoded_cache.h"
@@ -38,6 +37,11 @@
 #include "media/transform.h"
 
 namespace bt::loader {
+
+// --media_decode, with the GPU media pipeline: auto (nvJPEG's hardware decoder when present) | gpu (nvJPEG) | cpu
+// (the workers' DCT-scaled decode). GpuMediaPipeline::decode_jpegs_on_device turns it into ship_device_jpegs below;
+// device-decoded JPEGs are resized from full resolution (nvJPEG has no DCT scaling).
+enum class MediaDecode { kAuto, kGpu, kCpu };
 
 struct LoaderOptions {
   int num_workers = 2;
@@ -63,10 +67,6 @@ struct LoaderOptions {
   // The dedupe keeps images unique within this many consecutive batches taken as one: a trainer's exact
   // gradient accumulation computes one loss over K batches, so they must hold the rows one batch of K x B would.
   int dedupe_batches = 1;
-  // Dataset column names (used by whoever opens the dataset, e.g. the CLI).
-  std::string image_column = "image";
-  std::string caption_column = "caption";
-  uint64_t max_image_bytes = data::kDefaultMaxImageBytes;  // image files / tar members larger are bad samples
   TransformFactory transform_factory;  // empty = bt::media
 };
 

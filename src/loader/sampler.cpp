@@ -82,11 +82,7 @@ Sampler::Sampler(size_t dataset_size, SamplerOptions options, std::vector<uint32
     fail("sampler: dedupe_images_in_batch needs one image id per row (", image_ids_.size(), " for ", n_, " rows)");
 }
 
-size_t Sampler::rows_per_epoch() const {
-  size_t w = static_cast<size_t>(opt_.world_size);
-  if (n_ == 0) return 0;
-  return opt_.drop_last ? n_ / w : (n_ + w - 1) / w;
-}
+size_t Sampler::rows_per_epoch() const { return rows_per_rank(n_, opt_.world_size, opt_.drop_last); }
 
 std::vector<size_t> Sampler::epoch_rows(uint64_t epoch) const {
   std::vector<size_t> order;

@@ -45,6 +45,13 @@ struct SamplerOptions {
   size_t shuffle_window_groups = 0;  // K groups shuffled together; 0: fully random
 };
 
+// This rank's rows per epoch over `rows` rows (DistributedSampler's share, above): ceil(rows / world_size), or
+// floor with drop_last. Sampler::rows_per_epoch and the trainer's step plan both ask this.
+inline size_t rows_per_rank(size_t rows, int world_size, bool drop_last = false) {
+  const size_t w = static_cast<size_t>(world_size);
+  return drop_last ? rows / w : (rows + w - 1) / w;
+}
+
 // A loader's sampler options before the user's: dedupe on (kDedupeImagesInBatchByDefault).
 inline SamplerOptions loader_sampler_defaults() {
   SamplerOptions s;

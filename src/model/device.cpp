@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "common/device_name.h"
 #include "common/error.h"
 #include "common/process_memory.h"
 
@@ -14,7 +15,7 @@ namespace bt::model {
 
 torch::Device parse_device(const std::string& device) {
   if (device == "cpu") return torch::kCPU;
-  if (device == "cuda" || device.rfind("cuda:", 0) == 0) {
+  if (names_cuda(device)) {
     if (!torch::cuda::is_available()) fail("--device ", device, ": this libtorch build sees no CUDA device (use --device cpu)");
     return torch::Device(device);
   }

@@ -34,12 +34,11 @@ media::TransformSpec transform_spec(int image_size, const std::string& transform
 
 LoaderCore::LoaderCore(CoreOptions o) : opt_(std::move(o)) {
   check(opt_);
-  source::SourceOptions so;
-  so.image_column = opt_.image_column;
-  so.caption_column = opt_.caption_column;
-  so.on_bad = data::parse_on_bad(opt_.on_bad_sample, "on_bad_sample");
-  so.flag = "data";
-  src_ = source::open_source(opt_.data, so);
+  source::ReadOptions read;
+  read.image_column = opt_.image_column;
+  read.caption_column = opt_.caption_column;
+  read.on_bad = data::parse_on_bad(opt_.on_bad_sample, "on_bad_sample");
+  src_ = source::open_source(opt_.data, source::source_options(read, "data", 0, /*locality_order=*/true));
   if (!opt_.tokenizer_dir.empty()) tok_ = text::Tokenizer::from_dir(opt_.tokenizer_dir);
 
   loader::LoaderOptions lo;
@@ -49,10 +48,8 @@ LoaderCore::LoaderCore(CoreOptions o) : opt_(std::move(o)) {
   lo.transform = transform_spec(opt_.image_size, opt_.transform, opt_.jpeg_dct_scaling);
   lo.transform.mean = opt_.mean;  // the one copy the loader's normalisation reads
   lo.transform.std = opt_.std;
-  lo.on_bad_sample = so.on_bad;
+  lo.on_bad_sample = read.on_bad;
   lo.decoded_cache_mb = opt_.decoded_cache_mb;
-  lo.image_column = opt_.image_column;
-  lo.caption_column = opt_.caption_column;
   lo.sampler.seed = opt_.seed;
   lo.sampler.shuffle = opt_.shuffle;
   lo.sampler.rank = opt_.rank;

@@ -1,8 +1,10 @@
 #include "source/source.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "common/error.h"
+#include "data/subset.h"
 #include "parquet/parquet_dataset.h"
 
 namespace bt::source {
@@ -10,27 +12,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The first n rows of another dataset.
-class HeadDataset : public data::Dataset {
- public:
-  HeadDataset(std::shared_ptr<const data::Dataset> base, size_t n) : base_(std::move(base)), n_(n) {}
-  size_t size() const override { return n_; }
-  const std::string& caption(size_t i) const override { return base_->caption(i); }
-  const std::string& image_key(size_t i) const override { return base_->image_key(i); }
-  void read_image(size_t i, std::vector<uint8_t>& bytes) const override { base_->read_image(i, bytes); }
-  std::string describe(size_t i) const override { return base_->describe(i); }
-  bool is_bad(size_t i) const override { return base_->is_bad(i); }
-  std::string bad_reason(size_t i) const override { return base_->bad_reason(i); }
-
- private:
-  std::shared_ptr<const data::Dataset> base_;
-  size_t n_;
-};
-
 // Cuts a source to its first n rows; its locality groups end at n.
 Source head(Source s, size_t n) {
   if (n == 0 || n >= s.dataset->size()) return s;
-  s.dataset = std::make_shared<HeadDataset>(s.dataset, n);
+  s.dataset = std::make_shared<data::Subset>(s.dataset, data::first_rows(n));
   auto& ends = s.row_group_ends;  // groups covering [0, n), the last one cut at n
   if (!ends.empty()) {
     while (!ends.empty() && ends.back() >= n) ends.pop_back();
@@ -69,6 +54,15 @@ Source open_source(const std::string& path, const SourceOptions& o) {
   s.kind = kind;
   s.dataset = data::open_dataset(path, co);
   return head(std::move(s), o.max_rows);
+}
+
+SourceOptions source_options(const ReadOptions& read, const std::string& flag, int64_t max_rows, bool locality_order) {
+  SourceOptions so;
+  static_cast<ReadOptions&>(so) = read;
+  so.flag = flag;
+  so.max_rows = static_cast<size_t>(std::max<int64_t>(0, max_rows));
+  so.locality_order = locality_order;
+  return so;
 }
 
 Source open_synthetic(const data::SynthOptions& opts) {

@@ -27,7 +27,10 @@
 
 namespace bt::source {
 
-struct SourceOptions {
+// How every dataset of a command is read, as its flags give it (--image_column, --caption_column,
+// --on_bad_sample, --max_image_bytes, --max_line_bytes): train, evaluate and encode hold one and open each of their
+// datasets with source_options() below.
+struct ReadOptions {
   std::string image_column = "image";      // captions files and parquet
   std::string caption_column = "caption";  // captions files, tar shards' key.json, parquet
   data::OnBad on_bad = data::OnBad::kError;
@@ -35,6 +38,10 @@ struct SourceOptions {
   uint64_t max_image_bytes = data::kDefaultMaxImageBytes;
   // A JSONL line or CSV record longer than this is an error naming the file and line (--max_line_bytes).
   uint64_t max_line_bytes = data::kDefaultMaxLineBytes;
+};
+
+// One dataset's options: how the command reads datasets, and what is particular to this one.
+struct SourceOptions : ReadOptions {
   // Parquet locality: rows shuffled within windows of this many row groups; -1 auto, 0 fully random.
   int shuffle_window_row_groups = -1;
   // false: no locality order and the page cache left as opened (e.g. a validation set read once in order).
@@ -62,6 +69,11 @@ struct Source {
 };
 
 Source open_source(const std::string& path, const SourceOptions& opts = {});
+
+// The options of a dataset read for `flag` (--train_file, --validation_file, --data ...) with at most max_rows rows
+// (<= 0: all); locality_order as in SourceOptions. The one place a command's ReadOptions become a dataset's.
+SourceOptions source_options(const ReadOptions& read, const std::string& flag, int64_t max_rows = 0,
+                             bool locality_order = false);
 
 // The generated cartoons in memory (data::synth_dataset), read fully random.
 Source open_synthetic(const data::SynthOptions& opts);

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <string>
 
-#include "data/jsonl.h"
+#include "source/source.h"
 #include "eval/evaluate_run.h"
 
 namespace bt::train {
@@ -21,13 +21,11 @@ struct EncodeOptions {
   std::string model_name_or_path;  // a folder (hub ids are resolved by the CLI)
   std::string data;                // anything train reads: captions file/folder, parquet, tar shards
   std::string output_dir;
-  std::string image_column = "image", caption_column = "caption";
+  source::ReadOptions read;  // --image_column, --caption_column, --on_bad_sample, --max_line_bytes
   int per_device_eval_batch_size = eval::kDefaultEvalBatchSize;
   int dataloader_num_workers = 2;
   int torch_threads = 0;           // 0: the cores the loader workers leave (model::torch_threads_for)
   int max_seq_length = 128;
-  std::string on_bad_sample = "error";
-  uint64_t max_line_bytes = data::kDefaultMaxLineBytes;
   std::string device = "cpu";
   bool bf16 = false;
   bool quiet = false;

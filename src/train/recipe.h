@@ -15,9 +15,11 @@
 //  - Outputs (rank 0), beside run_train's: train_results.json gains HF's epoch / train_steps_per_second /
 //    total_flos, eval_results.json and test_results.json (eval_*/test_* loss, runtime, samples and steps per
 //    second, retrieval recall, epoch), all_results.json, trainer_state.json (HF schema; also in every checkpoint),
-//    training_args.json (HF pickles training_args.bin), README.md (model card); the last three only when trained
+//    training_args.json (HF pickles training_args.bin; the effective values of HF's keys, the flags as given beside
+//    them), README.md (model card); the last three only when trained
 //    (an eval-only run leaves a trained folder's alone). The final evaluations are run-log records
 //    (metrics.jsonl), so they reach log_history and TensorBoard like every other metric.
+//  - The built-in demo (train/demo.h) ends by using its model: `encode` + `search` on its held-out pictures.
 //  - report_to tensorboard|all: TensorBoard event files under logging_dir (default
 //    output_dir/runs/<Mon DD_HH-MM-SS>_<host>, as HF names it); none: no event files.
 #pragma once
@@ -29,17 +31,22 @@
 
 namespace bt::train {
 
+// --report_to: none | tensorboard | all (all = TensorBoard, the only integration).
+enum class ReportTo { kNone, kTensorBoard };
+
 struct RecipeOptions {
-  TrainOptions train;                // train_file / validation_file as given; model_name_or_path unresolved
+  TrainOptions train;                // as given; the recipe resolves it once (train/run_settings.h), never changes it
   TrainHooks hooks;                  // tests: --stop_after_step
   bool do_train = false, do_eval = false, do_predict = false;
   hub::DatasetRef dataset;           // name empty: the --*_file flags
   std::string test_file;             // --do_predict without --dataset_name
   bool caption_column_given = false;  // parquet default otherwise: image_description (as the HF contest data)
   int64_t max_predict_samples = 0;
-  std::string report_to = "none";    // none | tensorboard | all
+  ReportTo report_to = ReportTo::kNone;
   std::string logging_dir;           // "" default (see above)
-  nlohmann::json arguments;          // the run's arguments, for training_args.json
+  // training_args.json: every flag with its value as given (or its default), and "bridgetune_given" with the flags
+  // given; the values the run resolved (effective_arguments, train/run_settings.h) replace HF's keys.
+  nlohmann::json arguments;
   // --mediapipe_dataloader / --use_habana_media_pipeline (the Gaudi examples' names): --use_media_pipeline where it
   // can run (--device cuda, a CUDA build); elsewhere one line says so and the CPU loader decodes, so the published
   // command runs as pasted. --use_media_pipeline itself stays a hard requirement.

@@ -12,18 +12,30 @@
 //    schedule and RNG state: the per-step losses equal those of an uninterrupted run.
 //  - One optimizer step consumes gradient_accumulation_steps batches of per_device_train_batch_size rows on
 //    each of world_size ranks; epochs hold floor(rows per rank / batch) batches (the short tail is dropped:
-//    the contrastive loss wants full batches).
+//    the contrastive loss wants full batches). The one rule: plan_steps (train/run_settings.h).
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
-#include "data/captions_parse.h"
 #include "eval/evaluate_run.h"
-#include "loader/sampler.h"
+#include "loader/loader.h"
+#include "media/transform.h"
+#include "source/source.h"
 
 namespace bt::train {
 
+// HF's eval/save strategies: never, every N steps, or every epoch.
+enum class IntervalStrategy { kNo, kSteps, kEpoch };
+// --contrastive_accumulation with --gradient_accumulation_steps K > 1 (train/torch/contrastive_step.h). exact: the K
+// micro-batches train as one batch of K x B (its negatives, its loss); local: HF's per-micro-batch losses, averaged.
+enum class ContrastiveAccumulation { kExact, kLocal };
+const char* accumulation_name(ContrastiveAccumulation a);  // "exact" | "local", as the flag spells it
+
+// The user's `train` flags, exactly as given: nothing downstream changes them (training_args.json reports them). What
+// a run makes of them -- the demo's recipe, HF's strategies as step intervals, --fp16's meaning on the device -- is
+// resolved once into RunSettings (train/run_settings.h). Unset optionals: not given (run_settings.h has the defaults).
 struct TrainOptions {
   // Model and data.
   std::string model_name_or_path;  // HF checkpoint dir or hub id (org/name, see hub/hub.h); empty: model_preset
@@ -36,22 +48,22 @@ struct TrainOptions {
   std::string train_shards;                 // WebDataset tar shards (pattern); alternative to train_file
   int shuffle_window_row_groups = -1;       // parquet: shuffle row groups, then rows within windows of this many
                                             // groups (-1 default, 0 fully random rows)
-  std::string image_column = "image", caption_column = "caption";
+  source::ReadOptions read;  // --image_column, --caption_column, --on_bad_sample, --max_image_bytes, --max_line_bytes
   std::string output_dir = "runs/train";
   bool overwrite_output_dir = false;
   // Optimisation.
-  int per_device_train_batch_size = 16, per_device_eval_batch_size = eval::kDefaultEvalBatchSize;
-  double learning_rate = 5e-5, weight_decay = 0.0;
+  std::optional<int> per_device_train_batch_size;
+  int per_device_eval_batch_size = eval::kDefaultEvalBatchSize;
+  std::optional<double> learning_rate;
+  double weight_decay = 0.0;
   double adam_beta1 = 0.9, adam_beta2 = 0.999, adam_epsilon = 1e-8;
   int64_t warmup_steps = 0;
-  double warmup_ratio = 0.0;
+  std::optional<double> warmup_ratio;
   std::string lr_scheduler_type = "linear";
   double num_train_epochs = 3;
   int64_t max_steps = -1;
   int gradient_accumulation_steps = 1;
-  // exact: K micro-batches train as one batch of K x B (its negatives, its loss; train/torch/contrastive_step.h);
-  // local: HF's per-micro-batch losses, averaged.
-  std::string contrastive_accumulation = "exact";
+  ContrastiveAccumulation contrastive_accumulation = ContrastiveAccumulation::kExact;
   bool gradient_checkpointing = false;  // recompute each layer's activations in backward (model/grad_checkpoint.h)
   double max_grad_norm = 1.0;
   uint64_t seed = 42;
@@ -63,25 +75,20 @@ struct TrainOptions {
   int image_size = 0;  // 0: the model config's vision image_size
   bool dedupe_images_in_batch = loader::kDedupeImagesInBatchByDefault;
   bool use_media_pipeline = false;
-  // With use_media_pipeline: auto (nvJPEG's hardware decoder when present) | gpu (nvJPEG) | cpu (the loader's
-  // DCT-scaled decode). Device-decoded JPEGs are resized from full resolution (nvJPEG has no DCT scaling).
-  std::string media_decode = "auto";
-  std::string train_transform = "eval";  // eval (the reference example: resize + center crop) | train (random)
-  std::string on_bad_sample = "error";
-  uint64_t max_image_bytes = data::kDefaultMaxImageBytes;  // larger image files / tar members are bad samples
-  uint64_t max_line_bytes = data::kDefaultMaxLineBytes;    // a longer JSONL line / CSV record is an error
+  loader::MediaDecode media_decode = loader::MediaDecode::kAuto;  // with use_media_pipeline
+  media::TransformMode train_transform = media::TransformMode::kEval;  // eval: the reference example's resize + crop
   int decoded_cache_mb = 512;
   bool jpeg_dct_scaling = true;
   // Runtime.
   std::string device = "cpu";
   bool bf16 = false;
-  bool fp16 = false;  // CUDA only: fp16 autocast + dynamic loss scaling (train/loss_scale.h)
+  bool fp16 = false;  // --fp16: on CUDA fp16 autocast + dynamic loss scaling (train/loss_scale.h), elsewhere bf16
   int torch_threads = 0;  // 0: on CPU the cores the loader workers leave free (at least 1)
-  // Logging, eval, checkpoints.
-  int64_t logging_steps = 10, eval_steps = 0, save_steps = 0, save_total_limit = 0;  // eval/save_steps < 0: each epoch
+  // Logging, eval, checkpoints. --eval_steps/--save_steps < 0: each epoch; a strategy, when given, decides.
+  std::optional<int64_t> logging_steps, eval_steps, save_steps;
+  std::optional<IntervalStrategy> eval_strategy, save_strategy;
+  int64_t save_total_limit = 0;
   int64_t max_train_samples = 0, max_eval_samples = 0;  // > 0: only the first N rows of the split (HF's select)
-  std::string tensorboard_dir;  // non-empty: the run log's records also become TensorBoard scalars there
-  bool eval_at_end = true;
   // Model selection (train/model_selection.h, HF's names): "" = none; greater_is_better -1 = by the metric's name.
   std::string metric_for_best_model;
   int greater_is_better = -1;
@@ -90,12 +97,25 @@ struct TrainOptions {
   double early_stopping_threshold = 0;  // the improvement that counts
   std::string resume_from_checkpoint;  // "", "latest" or a checkpoint dir
   int64_t throughput_warmup_steps = 3;
-  bool save_final_model = true;
-  double dropout = -1;  // >= 0: overrides the model's hidden/attention dropout (0: deterministic steps)
+  std::optional<double> dropout;  // >= 0: overrides the model's hidden/attention dropout (0: deterministic steps)
   // Distributed (filled from the torchrun environment by the CLI; see dist/env.h). Only rank 0 writes.
   int rank = 0, world_size = 1;
   double ddp_timeout = 1800;       // seconds for the rendezvous and every collective
   bool gather_embeddings = false;  // contrastive negatives span the global batch (OpenCLIP's gather-with-grad)
+};
+
+// What run_train's caller decides beyond the user's flags: the recipe (train/recipe.h) resolves --dataset_name's
+// splits, HF's phases and --report_to; bench turns the final evaluation off. Defaults: the flags alone decide.
+struct TrainInputs {
+  // The training split when the caller resolved it: the path read and how errors name it ("--dataset_name
+  // org/name (split train)"). Empty: --train_file / --train_shards.
+  std::string train_path, train_named;
+  std::optional<std::string> validation_path;  // unset: --validation_file; "": no validation split
+  std::optional<std::string> caption_column;   // unset: --caption_column (the recipe: parquet's default)
+  bool train = true;            // false: the caller only evaluates (the recipe without --do_train): never the demo
+  bool eval_at_end = true;      // evaluate the validation split after the last step
+  bool media_pipeline = false;  // the GPU media pipeline where the caller found it can run (--mediapipe_dataloader)
+  std::string tensorboard_dir;  // non-empty: the run log's records also become TensorBoard scalars there
 };
 
 // What bench and the tests change about a run beyond the user's options (not flags of `train`, except the
@@ -104,6 +124,7 @@ struct TrainHooks {
   int in_memory_batches = 0;      // > 0: load this many batches once and cycle them (bench's upper bound)
   bool quiet = false;             // no console output (bench)
   bool write_plot = true;         // training_plot.png
+  bool save_final_model = true;   // the final model in output_dir (bench measures without it)
   int64_t stop_after_step = -1;   // stop right after step N (after its checkpoint) as if killed: no final outputs
   bool loss_scaling = false;       // the fp16 loss scaler on any device (fp32 compute): its logic, testable on CPU
   int64_t inject_nonfinite_at_step = -1;  // step N's gradients get a NaN (the scaler must skip the step)
@@ -116,6 +137,7 @@ struct TrainSummary {
   double eval_loss = -1;  // < 0: no eval ran
   std::string output_dir;
   int64_t max_steps = 0, steps_per_epoch = 0;
+  int64_t eval_steps = 0, save_steps = 0;  // the intervals run (HF's epoch strategy resolved to its steps; 0: none)
   bool completed = false;  // false: stopped early (stop_after_step), no final outputs written
   // Model selection: the best evaluation's value ("null" when none), its checkpoint folder ("" when none was
   // saved), and why early stopping ended the run ("" when it did not).
@@ -130,6 +152,11 @@ struct TrainSummary {
   nlohmann::json results;
 };
 
-TrainSummary run_train(const TrainOptions& options, const TrainHooks& hooks = {});
+struct RunSettings;  // train/run_settings.h
+
+// settings: resolve_settings(options, inputs) (the recipe resolves once and passes them); the short form resolves
+// them from the flags alone.
+TrainSummary run_train(const TrainOptions& options, const RunSettings& settings, const TrainHooks& hooks = {});
+TrainSummary run_train(const TrainOptions& options, const TrainHooks& hooks = {}, const TrainInputs& inputs = {});
 
 }  // namespace bt::train

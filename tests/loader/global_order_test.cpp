@@ -1,4 +1,4 @@
-// GlobalOrderView: position p reads row order[p] of the single-process epoch order (shuffle + dedupe in batches
+// GlobalOrderView and data::Subset, the row-mapped views. GlobalOrderView: position p reads row order[p] of the single-process epoch order (shuffle + dedupe in batches
 // of the global batch), so ranks sharding the view read exactly the rows of one process at batch W*B.
 #include "loader/global_order.h"
 
@@ -40,6 +40,23 @@ TEST(GlobalOrderView, PositionsFollowTheSingleProcessOrderOfEachEpoch) {
   }
   EXPECT_NE(ref.epoch_rows(0), ref.epoch_rows(1));
   EXPECT_THROW(view.caption(40), Error);
+}
+
+// The row-mapped view's other form, PyTorch's Subset: any rows, repeats allowed, every call (errors included)
+// answered by the base's row.
+TEST(Subset, PositionsReadTheGivenRowsOfTheBase) {
+  auto base = std::make_shared<test::FakeDataset>(10, 5, std::set<size_t>{}, std::set<size_t>{7});
+  const data::Subset sub(base, {7, 2, 2});
+  ASSERT_EQ(sub.size(), 3u);
+  EXPECT_EQ(sub.caption(1), base->caption(2));
+  EXPECT_EQ(sub.image_key(2), base->image_key(2));
+  EXPECT_EQ(sub.describe(0), base->describe(7));
+  std::vector<uint8_t> a, b;
+  sub.read_image(1, a);
+  base->read_image(2, b);
+  EXPECT_EQ(a, b);
+  EXPECT_THROW(sub.read_image(0, a), Error);  // row 7's image is missing in the base
+  EXPECT_EQ(data::first_rows(3), (std::vector<size_t>{0, 1, 2}));
 }
 
 }  // namespace

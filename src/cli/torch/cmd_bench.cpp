@@ -12,6 +12,7 @@
 
 #include "cli/command.h"
 #include "cli/hub_flags.h"
+#include "cli/loader_flags.h"
 #include "common/error.h"
 #include "common/process_memory.h"
 #include "data/synth.h"
@@ -31,7 +32,7 @@ struct BenchArgs {
   int decoded_cache_mb = 0, torch_threads = 0, repeats = 3;
   bool bf16 = false, media_pipeline_on = false;
   bool jpeg_dct_scaling = true;  // false: full-resolution decode, as a Python loader does ("like for like")
-  std::string media_decode = "auto";
+  loader::MediaDecode media_decode = loader::MediaDecode::kAuto;
   HubFlags hub;
   bool find_max_batch = false;  // instead of the throughput table: the largest micro-batch within max_memory_gb
   double max_memory_gb = 0;
@@ -65,7 +66,7 @@ BenchConfigs bench_configs(const BenchArgs& a, const train::TrainOptions& base, 
   {
     train::TrainOptions o = base;
     o.dataloader_num_workers = 0;  // the batches are made once, up front (kInMemoryBatches)
-    o.media_decode = "auto";
+    o.media_decode = loader::MediaDecode::kAuto;
     report::BenchRow row{"in-memory batches", 0, false, true};
     row.bf16 = o.bf16;
     configs.push_back({row, o});
@@ -84,7 +85,7 @@ BenchConfigs bench_configs(const BenchArgs& a, const train::TrainOptions& base, 
       train::TrainOptions o = base;
       o.dataloader_num_workers = w;
       o.use_media_pipeline = media;
-      if (!media) o.media_decode = "auto";  // --media_decode is the media pipeline's: the loader rows decode on the CPU
+      if (!media) o.media_decode = loader::MediaDecode::kAuto;  // the media pipeline's: the loader rows decode on the CPU
       configs.push_back({{str("workers ", w, media ? " + GPU media" : ""), w, media, false}, o});
     }
   }
@@ -128,8 +129,6 @@ train::TrainOptions base_options(const BenchArgs& a, const std::string& data, in
   base.jpeg_dct_scaling = a.jpeg_dct_scaling;
   base.logging_steps = a.steps;
   base.learning_rate = 1e-4;
-  base.save_final_model = false;
-  base.eval_at_end = false;
   base.overwrite_output_dir = true;
   return base;
 }
@@ -193,16 +192,20 @@ void run(const BenchArgs& a) {
       train::TrainHooks hooks;
       hooks.quiet = true;
       hooks.write_plot = false;
+      hooks.save_final_model = false;
       hooks.in_memory_batches = row.in_memory ? kInMemoryBatches : 0;
       std::printf("[%d/%d] %-24s ... ", rep_i + 1, a.repeats, row.label.c_str());
       std::fflush(stdout);
       try {
-        auto s = train::run_train(o, hooks);
+        train::TrainInputs no_final_eval;
+        no_final_eval.eval_at_end = false;
+        auto s = train::run_train(o, hooks, no_final_eval);
         std::printf("%.1f samples/s, data wait %.1f %%\n", s.train_samples_per_second, s.data_wait_percent);
         samples[c].push_back({s.train_samples_per_second, s.data_wait_percent});
         memory[c] = {std::max(memory[c].first, s.peak_memory_bytes), std::max(memory[c].second, s.step_memory_bytes)};
         paths[c] = row.in_memory || !row.media_pipeline ? s.op_paths
-                                                        : str(s.op_paths, ", media_decode ", a.media_decode);
+                                                        : str(s.op_paths, ", media_decode ",
+                                                              enum_word(kMediaDecodeWords, a.media_decode));
       } catch (const std::exception& e) {  // one failing configuration (e.g. out of memory) must not lose the rest
         std::printf("FAILED: %s\n", e.what());
         errors.push_back(str(row.label, ": ", e.what()));
@@ -237,17 +240,20 @@ train::BatchProbe probe_batch(train::TrainOptions o, int batch, bool checkpointi
   train::TrainHooks hooks;
   hooks.quiet = true;
   hooks.write_plot = false;
+  hooks.save_final_model = false;
   hooks.in_memory_batches = 1;
+  train::TrainInputs no_final_eval;
+  no_final_eval.eval_at_end = false;
   release_free_memory();
   train::BatchProbe p;
   p.ran = true;
   std::printf("  batch %-5d ... ", batch);
   std::fflush(stdout);
   try {
-    const auto s = train::run_train(o, hooks);
+    const auto s = train::run_train(o, hooks, no_final_eval);
     p.peak_bytes = s.peak_memory_bytes;
     p.samples_per_s = s.train_samples_per_second;
-    std::printf("%s GB, %.1f samples/s\n", gb(p.peak_bytes).c_str(), p.samples_per_s);
+    std::printf("%s GB, %.2f samples/s\n", gb(p.peak_bytes).c_str(), p.samples_per_s);
   } catch (const std::exception& e) {  // out of memory on a GPU, too few rows: bounds the search
     const std::string what = e.what();
     p.error = what.substr(0, std::min<size_t>(what.find('\n'), 200));
@@ -296,7 +302,7 @@ void run_find_max_batch(const BenchArgs& a) {
     }
     const int b = res.largest_fit;
     table += str("| ", ckpt ? "on" : "off", " | ", b, " | ", best ? gb(best->peak_bytes) : "-", " | ",
-                 best ? number("%.1f", best->samples_per_s) : "-", " | ", res.bound, " | ",
+                 best ? number("%.2f", best->samples_per_s) : "-", " | ", res.bound, " | ",
                  b ? str(2 * b, " / ", 4 * b, " / ", 8 * b) : "-", " |\n");
     modes.push_back({{"gradient_checkpointing", ckpt}, {"largest_micro_batch", b}, {"bound", res.bound},
                      {"peak_memory_bytes", best ? best->peak_bytes : 0}, {"samples_per_s", best ? best->samples_per_s : 0.0},
@@ -333,7 +339,7 @@ void setup(CLI::App& app) {
                  "false: decode JPEGs at full resolution, as PIL does (a like-for-like comparison with a Python loader)")
       ->capture_default_str();
   app.add_flag("--use_media_pipeline", a->media_pipeline_on, "Also measure the GPU media pipeline (GPU only)");
-  app.add_option("--media_decode", a->media_decode, "The media pipeline's JPEG decode: auto|gpu (nvJPEG)|cpu")->capture_default_str();
+  add_enum_flag(app, "--media_decode", a->media_decode, kMediaDecodeWords, "The media pipeline's JPEG decode: auto|gpu (nvJPEG)|cpu");
   app.add_option("--decoded_cache_mb", a->decoded_cache_mb, "0: decode every image every time (real JPEG loading)")->capture_default_str();
   app.add_option("--torch_threads", a->torch_threads, "0: the cores the largest worker count leaves free")->capture_default_str();
   app.add_option("--repeats", a->repeats, "Interleaved repetitions per configuration (median reported)")->capture_default_str();

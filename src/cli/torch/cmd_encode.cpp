@@ -5,6 +5,7 @@
 
 #include "cli/command.h"
 #include "cli/hub_flags.h"
+#include "cli/loader_flags.h"
 #include "common/error.h"
 #include "data/captions_dataset.h"
 #include "hub/dataset_files.h"
@@ -34,8 +35,8 @@ bt::cli::Registrar encode_reg(
       app.add_option("--output_dir", o->output_dir,
                      "The index folder: image_embeds.npy, images.jsonl, text_embeds.npy, texts.jsonl, index.json")
           ->required();
-      app.add_option("--image_column", o->image_column, "Image column (CSV/JSONL/parquet)")->capture_default_str();
-      auto cc = app.add_option("--caption_column", o->caption_column,
+      app.add_option("--image_column", o->read.image_column, "Image column (CSV/JSONL/parquet)")->capture_default_str();
+      auto cc = app.add_option("--caption_column", o->read.caption_column,
                                "Caption column (parquet default: image_description)")->capture_default_str();
       app.add_option("--per_device_eval_batch_size", o->per_device_eval_batch_size, "Images per forward")
           ->capture_default_str();
@@ -44,11 +45,11 @@ bt::cli::Registrar encode_reg(
       app.add_option("--torch_threads", o->torch_threads, "Intra-op threads (0: cores left by the loader workers, at least 1)")
           ->capture_default_str();
       app.add_option("--max_seq_length", o->max_seq_length, "Caption truncation (tokens)")->capture_default_str();
-      app.add_option("--max_line_bytes", o->max_line_bytes, "Refuse a longer JSONL line or CSV record")
+      app.add_option("--max_line_bytes", o->read.max_line_bytes, "Refuse a longer JSONL line or CSV record")
           ->capture_default_str()
           ->check(CLI::PositiveNumber);
-      app.add_option("--on_bad_sample", o->on_bad_sample, "error | skip (count and leave out unreadable images)")
-          ->capture_default_str();
+      bt::cli::add_enum_flag(app, "--on_bad_sample", o->read.on_bad, bt::cli::kOnBadWords,
+                             "error | skip (count and leave out unreadable images)");
       app.add_option("--device", o->device, "cpu | cuda")->capture_default_str();
       app.add_flag("--bf16", o->bf16, "bf16 autocast");
       app.callback([o, hub, ds, cc] {
@@ -57,7 +58,7 @@ bt::cli::Registrar encode_reg(
           o->data = bt::hub::resolve_dataset_split({(*ds)[0], (*ds)[1], (*ds)[3], hub->cache_dir}, (*ds)[2]);
         if (o->data.empty()) bt::fail("give --data PATH or --dataset_name NAME (--dataset_config_name, --split)");
         if (cc->count() == 0 && bt::data::classify_source(o->data) == bt::data::SourceKind::kParquet)
-          o->caption_column = "image_description";
+          o->read.caption_column = "image_description";
         bt::train::run_encode(*o);
       });
     });

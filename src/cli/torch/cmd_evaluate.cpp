@@ -5,6 +5,7 @@
 
 #include "cli/command.h"
 #include "cli/hub_flags.h"
+#include "cli/loader_flags.h"
 #include "common/error.h"
 #include "data/captions_dataset.h"
 #include "eval/evaluate_run.h"
@@ -45,23 +46,26 @@ bt::cli::Registrar reg("evaluate", "Score a checkpoint: contest matching accurac
   app.add_option("--dataset_revision", (*ds)[3], "Hub datasets: branch, tag or commit")->capture_default_str();
   vf->excludes(dn);
   dn->excludes(vf);
-  app.add_option("--task", o->task, "matching | retrieval")->capture_default_str();
+  bt::cli::add_enum_flag(app, "--task", o->task,
+                         bt::cli::EnumWords<bt::eval::EvalTask>{{"matching", bt::eval::EvalTask::kMatching},
+                                                                {"retrieval", bt::eval::EvalTask::kRetrieval}},
+                         "matching | retrieval");
   app.add_option("--output_dir", o->output_dir, "Where eval_results.json (and predictions.jsonl) go")->required();
   app.add_option("--per_device_eval_batch_size", o->per_device_eval_batch_size, "Images per forward")->capture_default_str();
   app.add_option("--dataloader_num_workers", o->dataloader_num_workers, "Loader threads decoding images")->capture_default_str();
   app.add_option("--max_eval_samples", o->max_eval_samples, "Only the first N rows (0: all, as in train)")->capture_default_str();
   app.add_option("--max_seq_length", o->max_seq_length, "Caption truncation (tokens)")->capture_default_str();
-  app.add_option("--image_column", o->image_column, "Image column (CSV/JSONL/parquet)")->capture_default_str();
-  auto cc = app.add_option("--caption_column", o->caption_column,
+  app.add_option("--image_column", o->read.image_column, "Image column (CSV/JSONL/parquet)")->capture_default_str();
+  auto cc = app.add_option("--caption_column", o->read.caption_column,
                            "retrieval: the caption column (parquet default: image_description, as the HF New Yorker set)")
                 ->capture_default_str();
   app.add_option("--choices_column", o->choices_column, "matching: the list of caption choices")->capture_default_str();
   app.add_option("--label_column", o->label_column, "matching: the true choice")->capture_default_str();
-  app.add_option("--max_line_bytes", o->max_line_bytes, "Refuse a longer JSONL line or CSV record")
+  app.add_option("--max_line_bytes", o->read.max_line_bytes, "Refuse a longer JSONL line or CSV record")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  app.add_option("--on_bad_sample", o->on_bad_sample, "error | skip (count and leave out bad rows and images)")
-      ->capture_default_str();
+  bt::cli::add_enum_flag(app, "--on_bad_sample", o->read.on_bad, bt::cli::kOnBadWords,
+                         "error | skip (count and leave out bad rows and images)");
   app.add_option("--device", o->device, "cpu | cuda")->capture_default_str();
   app.add_flag("--bf16", o->bf16, "bf16 autocast");
   app.callback([o, hub, cc, ds] {
@@ -71,7 +75,7 @@ bt::cli::Registrar reg("evaluate", "Score a checkpoint: contest matching accurac
     }
     if (o->data.empty()) bt::fail("give --validation_file FILE or --dataset_name NAME (--dataset_config_name, --split)");
     if (cc->count() == 0 && bt::data::classify_source(o->data) == bt::data::SourceKind::kParquet)
-      o->caption_column = "image_description";
+      o->read.caption_column = "image_description";
     print_table(bt::eval::run_evaluate(*o), o->output_dir);
   });
 });

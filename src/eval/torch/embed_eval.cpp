@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "data/captions_dataset.h"
+#include "data/subset.h"
 #include "model/autocast.h"
 #include "source/source.h"
 
@@ -14,24 +15,6 @@ namespace bt::eval {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// A view of some rows of another dataset (one per distinct image), so the loader reads each image once.
-class RowsView : public data::Dataset {
- public:
-  RowsView(std::shared_ptr<const data::Dataset> base, std::vector<size_t> rows)
-      : base_(std::move(base)), rows_(std::move(rows)) {}
-  size_t size() const override { return rows_.size(); }
-  const std::string& caption(size_t i) const override { return base_->caption(rows_[i]); }
-  const std::string& image_key(size_t i) const override { return base_->image_key(rows_[i]); }
-  void read_image(size_t i, std::vector<uint8_t>& bytes) const override { base_->read_image(rows_[i], bytes); }
-  std::string describe(size_t i) const override { return base_->describe(rows_[i]); }
-  bool is_bad(size_t i) const override { return base_->is_bad(rows_[i]); }
-  std::string bad_reason(size_t i) const override { return base_->bad_reason(rows_[i]); }
-
- private:
-  std::shared_ptr<const data::Dataset> base_;
-  std::vector<size_t> rows_;
-};
 
 struct ModeGuard {  // eval mode and no autograd for the scope; the previous mode comes back
   model::BridgeTowerForContrastiveLearning& m;
@@ -187,7 +170,7 @@ model::ContrastiveOutput forward_batch(model::BridgeTowerForContrastiveLearning&
 }  // namespace
 
 EmbedOptions standalone_embed_options(model::BridgeTowerForContrastiveLearning& model, int batch_size,
-                                      int num_workers, int max_seq_length, const std::string& on_bad_sample,
+                                      int num_workers, int max_seq_length, data::OnBad on_bad_sample,
                                       const torch::Device& device, bool bf16) {
   EmbedOptions eo;
   eo.batch_size = batch_size;
@@ -195,7 +178,7 @@ EmbedOptions standalone_embed_options(model::BridgeTowerForContrastiveLearning& 
   eo.image_size = model->config().vision.image_size;
   const auto& text_cfg = model->config().text;
   eo.max_seq_length = std::min(max_seq_length, text_cfg.max_position_embeddings - text_cfg.pad_token_id - 1);
-  eo.on_bad_sample = data::parse_on_bad(on_bad_sample);
+  eo.on_bad_sample = on_bad_sample;
   eo.device = device;
   eo.bf16 = bf16;
   return eo;
@@ -207,7 +190,7 @@ RetrievalEval evaluate_retrieval(model::BridgeTowerForContrastiveLearning& model
   ModeGuard mode(model);
   const PairPlan plan = plan_pairs(*pairs, std::min(limit, pairs->size()));
   std::vector<bool> ok;
-  const torch::Tensor img = embed_images(model, std::make_shared<RowsView>(pairs, plan.image_rows), o, ok);
+  const torch::Tensor img = embed_images(model, std::make_shared<data::Subset>(pairs, plan.image_rows), o, ok);
   RetrievalEval r = score_pairs(plan, img, ok, {}, [&](const std::vector<size_t>& rows) {
     std::vector<std::string> captions;
     for (size_t i : rows) captions.push_back(pairs->caption(i));
@@ -296,7 +279,7 @@ MatchingEval evaluate_matching(model::BridgeTowerForContrastiveLearning& model, 
     if (size_t(row_image[i]) == image_rows.size()) image_rows.push_back(dataset_row);
   }
   std::vector<bool> ok;
-  torch::Tensor img = embed_images(model, std::make_shared<RowsView>(set.images, image_rows), o, ok);
+  torch::Tensor img = embed_images(model, std::make_shared<data::Subset>(set.images, image_rows), o, ok);
   std::vector<MatchingQuestion> questions;
   for (size_t i = 0; i < set.rows.size(); ++i) {
     if (!ok[size_t(row_image[i])]) {
@@ -334,7 +317,7 @@ EncodedCollection encode_collection(model::BridgeTowerForContrastiveLearning& mo
   std::vector<bool> ok;
   size_t done = 0;
   const size_t total = image_rows.size();
-  torch::Tensor img = embed_images(model, std::make_shared<RowsView>(data, image_rows), o, ok, [&](size_t n) {
+  torch::Tensor img = embed_images(model, std::make_shared<data::Subset>(data, image_rows), o, ok, [&](size_t n) {
     if (progress) progress(done += n, total);
   });
   std::vector<int64_t> kept;
@@ -353,7 +336,7 @@ torch::Tensor embed_image_rows(model::BridgeTowerForContrastiveLearning& model,
                                const EmbedOptions& o) {
   ModeGuard mode(model);
   std::vector<bool> ok;
-  torch::Tensor e = embed_images(model, std::make_shared<RowsView>(data, rows), o, ok);
+  torch::Tensor e = embed_images(model, std::make_shared<data::Subset>(data, rows), o, ok);
   for (size_t k = 0; k < ok.size(); ++k)
     if (!ok[k]) fail(data->describe(rows[k]), ": the image could not be read or decoded");
   return e;
@@ -378,7 +361,7 @@ std::vector<std::vector<uint8_t>> thumbnails(std::shared_ptr<const data::Dataset
   lo.sampler.shuffle = false;
   lo.sampler.batch_size = size_t(lo.batch_size);
   std::vector<std::vector<uint8_t>> out(rows.size());
-  loader::Loader loader(std::make_shared<RowsView>(data, rows), lo);
+  loader::Loader loader(std::make_shared<data::Subset>(data, rows), lo);
   loader.start_epoch(0);
   const size_t bytes = size_t(size) * size_t(size) * 3;
   while (auto b = loader.next())

@@ -42,7 +42,7 @@ struct EmbedOptions {
 // The options of a standalone embedding run (evaluate, encode, search) with `model`: its vision image_size, and
 // captions cut to what its position embeddings hold (RoBERTa: positions start after the padding id).
 EmbedOptions standalone_embed_options(model::BridgeTowerForContrastiveLearning& model, int batch_size,
-                                      int num_workers, int max_seq_length, const std::string& on_bad_sample,
+                                      int num_workers, int max_seq_length, data::OnBad on_bad_sample,
                                       const torch::Device& device, bool bf16);
 
 // Matching questions over the rows of a dataset: row image_row's image, its caption choices and the label.

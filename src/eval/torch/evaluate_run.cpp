@@ -25,7 +25,6 @@ namespace bt::eval {
 namespace {
 
 void check(const EvaluateOptions& o) {
-  if (o.task != "matching" && o.task != "retrieval") fail("--task must be matching or retrieval (got '", o.task, "')");
   if (o.model_name_or_path.empty()) fail("--model_name_or_path: required (a checkpoint folder with config.json)");
   if (!fs::is_directory(o.model_name_or_path))
     fail("--model_name_or_path ", o.model_name_or_path, ": no such folder");
@@ -60,13 +59,9 @@ struct Scored {
 
 Scored matching(model::BridgeTowerForContrastiveLearning& m, const text::Tokenizer& tok, const EvaluateOptions& o,
                 const EmbedOptions& eo) {
-  MatchingSourceOptions mo;
-  mo.image_column = o.image_column;
+  MatchingSourceOptions mo = matching_source_options(o.read, o.max_eval_samples);
   mo.choices_column = o.choices_column;
   mo.label_column = o.label_column;
-  mo.on_bad = data::parse_on_bad(o.on_bad_sample);
-  mo.max_rows = o.max_eval_samples;
-  mo.max_line_bytes = o.max_line_bytes;
   OpenedMatching opened = open_matching(o.data, mo);
   if (opened.set.rows.empty()) fail(o.data, ": no rows to score");
   MatchingEval r = evaluate_matching(m, tok, opened.set, eo);
@@ -90,14 +85,8 @@ Scored matching(model::BridgeTowerForContrastiveLearning& m, const text::Tokeniz
 
 Scored retrieval(model::BridgeTowerForContrastiveLearning& m, const text::Tokenizer& tok, const EvaluateOptions& o,
                  const EmbedOptions& eo) {
-  source::SourceOptions so;
-  so.image_column = o.image_column;
-  so.caption_column = o.caption_column;
-  so.on_bad = data::parse_on_bad(o.on_bad_sample);
-  so.max_line_bytes = o.max_line_bytes;
-  so.locality_order = false;
-  so.flag = "--validation_file";
-  std::shared_ptr<const data::Dataset> pairs = source::open_source(o.data, so).dataset;
+  std::shared_ptr<const data::Dataset> pairs =
+      source::open_source(o.data, source::source_options(o.read, "--validation_file")).dataset;
   RetrievalEval r = evaluate_retrieval(m, tok, pairs, eo, o.max_eval_samples > 0 ? size_t(o.max_eval_samples) : SIZE_MAX);
   const double n = double(r.pairs);
   Scored out;
@@ -119,10 +108,11 @@ EvalMetrics run_evaluate(const EvaluateOptions& o) {
   model::BridgeTowerForContrastiveLearning m = model::load_contrastive(o.model_name_or_path);
   m->to(device);
   const EmbedOptions eo = standalone_embed_options(m, o.per_device_eval_batch_size, o.dataloader_num_workers,
-                                                   o.max_seq_length, o.on_bad_sample, device, o.bf16);
-  const Scored scored = o.task == "matching" ? matching(m, tok, o, eo) : retrieval(m, tok, o, eo);
+                                                   o.max_seq_length, o.read.on_bad, device, o.bf16);
+  const bool is_matching = o.task == EvalTask::kMatching;
+  const Scored scored = is_matching ? matching(m, tok, o, eo) : retrieval(m, tok, o, eo);
   fs::create_directories(o.output_dir);
-  if (o.task == "matching") write_file_atomic(fs::path(o.output_dir) / "predictions.jsonl", scored.predictions);
+  if (is_matching) write_file_atomic(fs::path(o.output_dir) / "predictions.jsonl", scored.predictions);
   nlohmann::ordered_json j;
   for (const auto& [k, v] : scored.metrics) j[k] = v;
   report::write_json_atomic(fs::path(o.output_dir) / "eval_results.json", j);

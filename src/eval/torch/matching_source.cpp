@@ -94,6 +94,16 @@ OpenedMatching open_parquet(const std::string& path, const MatchingSourceOptions
 
 }  // namespace
 
+MatchingSourceOptions matching_source_options(const source::ReadOptions& read, int64_t max_rows, const std::string& flag) {
+  MatchingSourceOptions m;
+  m.image_column = read.image_column;
+  m.on_bad = read.on_bad;
+  m.max_rows = max_rows;
+  m.max_line_bytes = read.max_line_bytes;
+  m.flag = flag;
+  return m;
+}
+
 std::string matching_data_of(const std::string& path, const MatchingSourceOptions& o) {
   std::error_code ec;
   switch (data::classify_source(path)) {

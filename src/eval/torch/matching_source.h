@@ -13,6 +13,7 @@
 #include "data/bad_rows.h"
 #include "data/jsonl.h"
 #include "eval/torch/embed_eval.h"
+#include "source/source.h"
 
 namespace bt::eval {
 
@@ -23,6 +24,11 @@ struct MatchingSourceOptions {
   uint64_t max_line_bytes = data::kDefaultMaxLineBytes;  // JSONL: a longer line is an error
   std::string flag = "--validation_file";  // for messages
 };
+
+// The options of the matching questions of a split read with a command's ReadOptions (its image column, bad-row
+// policy and line cap), at most max_rows rows (<= 0: all).
+MatchingSourceOptions matching_source_options(const source::ReadOptions& read, int64_t max_rows,
+                                              const std::string& flag = "--validation_file");
 
 // The file or folder to read matching questions from for split `path`, or "" when it lacks the shape.
 std::string matching_data_of(const std::string& path, const MatchingSourceOptions& o);

@@ -69,7 +69,7 @@ void accumulate_local(TrainRun& r, BatchProvider& batches, StepResult& s) {
     const ModelBatch mb = next_batch(batches, s);
     torch::Tensor loss;
     {
-      model::AutocastScope autocast(r.o.bf16 || r.o.fp16, r.device, r.o.fp16 ? at::kHalf : at::kBFloat16);
+      model::AutocastScope autocast(r.s.bf16 || r.s.fp16, r.device, r.s.fp16 ? at::kHalf : at::kBFloat16);
       auto fwd = r.model->forward(mb.pixels, mb.input_ids, mb.attention_mask, /*return_loss=*/!r.o.gather_embeddings);
       loss = r.o.gather_embeddings ? loss_of(r, fwd.text_embeds, fwd.image_embeds, fwd.cross_embeds) : fwd.loss;
     }
@@ -92,7 +92,7 @@ void accumulate_exact(TrainRun& r, BatchProvider& batches, StepResult& s) {
     for (int a = 0; a < accum; ++a) {
       mbs.push_back(next_batch(batches, s));
       rng.push_back(model::RngState::save(r.device));
-      model::AutocastScope autocast(r.o.bf16 || r.o.fp16, r.device, r.o.fp16 ? at::kHalf : at::kBFloat16);
+      model::AutocastScope autocast(r.s.bf16 || r.s.fp16, r.device, r.s.fp16 ? at::kHalf : at::kBFloat16);
       auto fwd = r.model->forward(mbs.back().pixels, mbs.back().input_ids, mbs.back().attention_mask, false);
       text.push_back(fwd.text_embeds), image.push_back(fwd.image_embeds), cross.push_back(fwd.cross_embeds);
       prefetch(batches, s);
@@ -103,7 +103,7 @@ void accumulate_exact(TrainRun& r, BatchProvider& batches, StepResult& s) {
   torch::Tensor t = leaf(text), i = leaf(image), c = leaf(cross);
   torch::Tensor loss;
   {
-    model::AutocastScope autocast(r.o.bf16 || r.o.fp16, r.device, r.o.fp16 ? at::kHalf : at::kBFloat16);
+    model::AutocastScope autocast(r.s.bf16 || r.s.fp16, r.device, r.s.fp16 ? at::kHalf : at::kBFloat16);
     loss = loss_of(r, t, i, c);
   }
   (loss * loss_scale_of(r)).backward();  // gradients of t, i, c, and logit_scale's own (scaled under --fp16)
@@ -116,7 +116,7 @@ void accumulate_exact(TrainRun& r, BatchProvider& batches, StepResult& s) {
     rng[size_t(a)].restore();  // the dropout masks of pass 1
     torch::Tensor surrogate;
     {
-      model::AutocastScope autocast(r.o.bf16 || r.o.fp16, r.device, r.o.fp16 ? at::kHalf : at::kBFloat16);
+      model::AutocastScope autocast(r.s.bf16 || r.s.fp16, r.device, r.s.fp16 ? at::kHalf : at::kBFloat16);
       auto fwd = r.model->forward(mbs[size_t(a)].pixels, mbs[size_t(a)].input_ids, mbs[size_t(a)].attention_mask, false);
       surrogate = (fwd.text_embeds.to(torch::kFloat) * gt[a]).sum() + (fwd.image_embeds.to(torch::kFloat) * gi[a]).sum() +
                   (fwd.cross_embeds.to(torch::kFloat) * gc[a]).sum();
@@ -136,7 +136,8 @@ void accumulate_exact(TrainRun& r, BatchProvider& batches, StepResult& s) {
 
 StepResult train_step(TrainRun& r, BatchProvider& batches) {
   StepResult s;
-  if (r.o.gradient_accumulation_steps > 1 && r.o.contrastive_accumulation == "exact") accumulate_exact(r, batches, s);
+  const bool exact = r.o.contrastive_accumulation == ContrastiveAccumulation::kExact;
+  if (r.o.gradient_accumulation_steps > 1 && exact) accumulate_exact(r, batches, s);
   else accumulate_local(r, batches, s);
   r.sync->finish();
   s.loss = r.group->all_reduce_mean(s.loss);
@@ -147,7 +148,7 @@ StepResult train_step(TrainRun& r, BatchProvider& batches) {
     return s;
   }
   s.grad_norm = clip_grad_norm(r.params, r.o.max_grad_norm);
-  r.opt->step(r.o.learning_rate * r.sched.lr_factor(r.st.global_step));
+  r.opt->step(r.s.learning_rate * r.plan.schedule.lr_factor(r.st.global_step));
   r.opt->zero_grad();
   return s;
 }

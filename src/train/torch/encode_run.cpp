@@ -31,8 +31,6 @@ void check(const EncodeOptions& o) {
   if (o.output_dir.empty()) fail("--output_dir: required (where the index goes)");
   if (o.per_device_eval_batch_size < 1) fail("--per_device_eval_batch_size must be >= 1");
   if (o.dataloader_num_workers < 0) fail("--dataloader_num_workers must be >= 0");
-  if (o.on_bad_sample != "error" && o.on_bad_sample != "skip")
-    fail("--on_bad_sample must be error or skip (got '", o.on_bad_sample, "')");
 }
 
 void write_npy(const fs::path& path, const torch::Tensor& t) {
@@ -47,19 +45,12 @@ EncodeSummary run_encode(const EncodeOptions& o) {
   check(o);
   const torch::Device device = model::parse_device(o.device);
   if (device.is_cpu()) model::configure_torch_threads(model::torch_threads_for(o.torch_threads, o.dataloader_num_workers, device));
-  source::SourceOptions so;
-  so.image_column = o.image_column;
-  so.caption_column = o.caption_column;
-  so.on_bad = data::parse_on_bad(o.on_bad_sample);
-  so.max_line_bytes = o.max_line_bytes;
-  so.locality_order = false;
-  so.flag = "--data";
-  auto data = source::open_source(o.data, so).dataset;
+  auto data = source::open_source(o.data, source::source_options(o.read, "--data")).dataset;
   text::Tokenizer tok = text::Tokenizer::from_dir(o.model_name_or_path);
   model::BridgeTowerForContrastiveLearning m = model::load_contrastive(o.model_name_or_path);
   m->to(device);
   const eval::EmbedOptions eo = eval::standalone_embed_options(m, o.per_device_eval_batch_size, o.dataloader_num_workers,
-                                                   o.max_seq_length, o.on_bad_sample, device, o.bf16);
+                                                   o.max_seq_length, o.read.on_bad, device, o.bf16);
   std::optional<report::ProgressBar> bar;  // made at the first batch, when the number of distinct images is known
   const auto t0 = std::chrono::steady_clock::now();
   const eval::EncodedCollection c = eval::encode_collection(m, tok, data, eo, [&](size_t done, size_t total) {
@@ -87,7 +78,7 @@ EncodeSummary run_encode(const EncodeOptions& o) {
   report::write_json_atomic(out / "index.json",
                     {{"model", fs::absolute(o.model_name_or_path).lexically_normal().string()},
                      {"data", fs::absolute(o.data).lexically_normal().string()},
-                     {"image_column", o.image_column}, {"caption_column", o.caption_column},
+                     {"image_column", o.read.image_column}, {"caption_column", o.read.caption_column},
                      {"dim", s.dim}, {"images", s.images}, {"texts", s.texts}, {"skipped_images", s.skipped},
                      {"transform", {{"image_size", eo.image_size}, {"mode", "eval (resize + centre crop)"},
                                     {"max_seq_length", eo.max_seq_length}}},

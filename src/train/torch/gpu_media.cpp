@@ -164,12 +164,11 @@ size_t GpuMediaPipeline::device_allocations() const {
   return n;
 }
 
-bool GpuMediaPipeline::decode_jpegs_on_device(const std::string& mode) {
-  if (mode == "cpu") return false;
-  if (mode != "auto" && mode != "gpu") fail("--media_decode must be auto, gpu or cpu (got '", mode, "')");
+bool GpuMediaPipeline::decode_jpegs_on_device(loader::MediaDecode mode) {
+  if (mode == loader::MediaDecode::kCpu) return false;
   std::string why;
   auto jpeg = cuda::NvjpegDecoder::create(&why);
-  if (mode == "gpu") {
+  if (mode == loader::MediaDecode::kGpu) {
     if (!jpeg) fail("--media_decode gpu: nvJPEG is unavailable (", why, "); use --media_decode cpu");
     return true;
   }
@@ -217,9 +216,8 @@ torch::Tensor GpuMediaPipeline::take() { no_cuda(); }
 size_t GpuMediaPipeline::in_flight() const { return 0; }
 size_t GpuMediaPipeline::device_allocations() const { return 0; }
 const HostAllocator* GpuMediaPipeline::pinned_allocator() { return nullptr; }
-bool GpuMediaPipeline::decode_jpegs_on_device(const std::string& mode) {
-  if (mode == "cpu" || mode == "auto") return false;
-  if (mode != "gpu") fail("--media_decode must be auto, gpu or cpu (got '", mode, "')");
+bool GpuMediaPipeline::decode_jpegs_on_device(loader::MediaDecode mode) {
+  if (mode != loader::MediaDecode::kGpu) return false;
   no_cuda();
 }
 bool GpuMediaPipeline::available(std::string* why) {

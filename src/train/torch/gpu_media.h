@@ -67,8 +67,8 @@ class GpuMediaPipeline {
   static bool available(std::string* why = nullptr);
   // --media_decode auto|gpu|cpu -> whether JPEGs are decoded on the device (LoaderOptions::ship_device_jpegs).
   // The one place the mode is decided: gpu needs nvJPEG (else bt::Error naming the flag); auto takes nvJPEG only
-  // with its hardware decoder, else one line says why the CPU decodes; cpu never. Another value throws.
-  static bool decode_jpegs_on_device(const std::string& media_decode);
+  // with its hardware decoder, else one line says why the CPU decodes; cpu never.
+  static bool decode_jpegs_on_device(loader::MediaDecode media_decode);
   // Page-locked host memory for LoaderOptions::packed_allocator (nullptr in builds without the pipeline).
   static const HostAllocator* pinned_allocator();
 

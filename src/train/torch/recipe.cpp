@@ -12,7 +12,9 @@
 #include <optional>
 
 #include "common/atomic_file.h"
+#include "common/device_name.h"
 #include "common/error.h"
+#include "common/file_gate.h"
 #include "data/captions_dataset.h"
 #include "eval/metrics.h"
 #include "eval/torch/embed_eval.h"
@@ -26,6 +28,8 @@
 #include "report/run_log.h"
 #include "source/source.h"
 #include "text/tokenizer.h"
+#include "train/embed_index.h"
+#include "train/run_settings.h"
 #include "train/torch/gpu_media.h"
 #include "train/torch/train_setup.h"
 
@@ -50,58 +54,64 @@ struct Split {
   int64_t max_rows = 0;
 };
 
-// The data of every phase, resolved before anything runs.
+// The data of every phase, resolved before anything runs; what run_train is given beyond the user's flags.
 struct Plan {
   bool train = false, legacy = false;
   std::vector<Split> evals;  // validation (eval), then test (test)
+  TrainInputs inputs;
 };
 
-Plan plan_of(RecipeOptions& r) {
-  TrainOptions& t = r.train;
+// --dataset_name's splits (an unknown config or split fails here, listing what exists). Without it, the flags'.
+void resolve_splits(const RecipeOptions& r, Plan& p, std::string& validation, std::string& test) {
+  const TrainOptions& t = r.train;
+  if (r.dataset.name.empty()) return;
+  if (!t.train_file.empty() || !t.train_shards.empty() || !t.validation_file.empty() || !r.test_file.empty())
+    fail("--dataset_name ", r.dataset.name, ": give it or --train_file/--validation_file/--test_file, not both");
+  if (p.train) {
+    p.inputs.train_path = hub::resolve_dataset_split(r.dataset, "train", p.legacy ? "--split" : "--do_train");
+    p.inputs.train_named = "--dataset_name " + r.dataset.name + " (split train)";
+  }
+  if (r.do_eval) validation = hub::resolve_dataset_split(r.dataset, "validation", "--do_eval");
+  if (p.legacy) {  // bridgetune's default: evaluate on the validation split when the dataset has one
+    try {
+      validation = hub::resolve_dataset_split(r.dataset, "validation");
+    } catch (const Error&) {
+    }
+  }
+  if (r.do_predict) test = hub::resolve_dataset_split(r.dataset, "test", "--do_predict");
+}
+
+Plan plan_of(const RecipeOptions& r) {
+  const TrainOptions& t = r.train;
   Plan p;
   p.legacy = !r.do_train && !r.do_eval && !r.do_predict;
   p.train = r.do_train || p.legacy;
-  if (!r.dataset.name.empty()) {
-    if (!t.train_file.empty() || !t.train_shards.empty() || !t.validation_file.empty() || !r.test_file.empty())
-      fail("--dataset_name ", r.dataset.name, ": give it or --train_file/--validation_file/--test_file, not both");
-    if (p.train) t.train_file = hub::resolve_dataset_split(r.dataset, "train", p.legacy ? "--split" : "--do_train");
-    if (r.do_eval) t.validation_file = hub::resolve_dataset_split(r.dataset, "validation", "--do_eval");
-    if (p.legacy) {  // bridgetune's default: evaluate on the validation split when the dataset has one
-      try {
-        t.validation_file = hub::resolve_dataset_split(r.dataset, "validation");
-      } catch (const Error&) {
-      }
-    }
-    if (r.do_predict) r.test_file = hub::resolve_dataset_split(r.dataset, "test", "--do_predict");
-  }
-  if (r.do_eval && t.validation_file.empty())
+  p.inputs.train = p.train;
+  std::string validation = t.validation_file, test = r.test_file;
+  resolve_splits(r, p, validation, test);
+  if (r.do_eval && validation.empty())
     fail("--do_eval needs a validation split: give --dataset_name (with a validation split) or --validation_file");
-  if (r.do_predict && r.test_file.empty())
+  if (r.do_predict && test.empty())
     fail("--do_predict needs a test split: give --dataset_name (with a test split) or --test_file");
   if (!p.train && t.model_name_or_path.empty())
     fail("--do_eval/--do_predict without --do_train evaluate a trained model: give --model_name_or_path");
-  const std::string& first = !t.train_file.empty()        ? t.train_file
-                             : !t.validation_file.empty() ? t.validation_file
-                                                          : r.test_file;
+  const std::string train_path = !p.inputs.train_path.empty() ? p.inputs.train_path : t.train_file;
+  const std::string& first = !train_path.empty() ? train_path : !validation.empty() ? validation : test;
   if (!r.caption_column_given && !first.empty() && data::classify_source(first) == data::SourceKind::kParquet)
-    t.caption_column = "image_description";
-  if (r.do_eval) p.evals.push_back({"validation", t.validation_file, "eval", "--do_eval", t.max_eval_samples});
-  if (r.do_predict) p.evals.push_back({"test", r.test_file, "test", "--do_predict", r.max_predict_samples});
-  if (!p.legacy && !r.do_eval) t.validation_file.clear();  // HF: no eval set without --do_eval
-  else if (!p.legacy) t.eval_at_end = false;                // the recipe's final evaluation replaces run_train's
+    p.inputs.caption_column = "image_description";
+  if (r.do_eval) p.evals.push_back({"validation", validation, "eval", "--do_eval", t.max_eval_samples});
+  if (r.do_predict) p.evals.push_back({"test", test, "test", "--do_predict", r.max_predict_samples});
+  p.inputs.validation_path = !p.legacy && !r.do_eval ? std::string() : validation;  // HF: no eval set without --do_eval
+  p.inputs.eval_at_end = p.legacy || !r.do_eval;  // with --do_eval the recipe's final evaluation replaces run_train's
   if (r.media_pipeline_where_possible && !t.use_media_pipeline) {
     std::string why = "it needs --device cuda";
-    const bool cuda = t.device.rfind("cuda", 0) == 0;
-    if (cuda && GpuMediaPipeline::available(&why)) t.use_media_pipeline = true;
+    if (names_cuda(t.device) && GpuMediaPipeline::available(&why)) p.inputs.media_pipeline = true;
     else if (t.rank == 0)
       std::printf("note: --mediapipe_dataloader: the GPU media pipeline does not run here (%s); the CPU loader decodes\n",
                   why.c_str());
   }
-  if (r.report_to != "none" && r.report_to != "tensorboard" && r.report_to != "all")
-    fail("--report_to must be none, tensorboard or all (got '", r.report_to,
-         "'); bridgetune reports to TensorBoard only");
-  if (r.report_to != "none")
-    t.tensorboard_dir = r.logging_dir.empty() ? default_logging_dir(t.output_dir) : r.logging_dir;
+  if (r.report_to == ReportTo::kTensorBoard)
+    p.inputs.tensorboard_dir = r.logging_dir.empty() ? default_logging_dir(t.output_dir) : r.logging_dir;
   return p;
 }
 
@@ -109,16 +119,14 @@ Plan plan_of(RecipeOptions& r) {
 // (eval/torch/embed_eval.h) through a loader with the validation loader's options (the model's mean/std
 // included), and the contest's task when the split has its shape (caption_choices + label); timed, HF's key names.
 nlohmann::json evaluate_split(model::BridgeTowerForContrastiveLearning& m, const text::Tokenizer& tok, const Split& s,
-                              const TrainOptions& t, const torch::Device& device) {
-  auto ds = source::open_source(s.path, source_options(t, s.flag, s.max_rows, /*locality_order=*/false)).dataset;
-  loader::Loader loader(ds, loader_options(t, m->config(), t.per_device_eval_batch_size, /*train=*/false));
-  eval::MatchingSourceOptions mo = matching_source_options(t);
-  mo.max_rows = s.max_rows;
-  mo.flag = s.flag;
+                              const TrainOptions& t, const RunSettings& rs, const torch::Device& device) {
+  auto ds = source::open_source(s.path, train_source_options(t, rs, s.flag, s.max_rows, /*locality_order=*/false)).dataset;
+  loader::Loader loader(ds, loader_options(t, rs, m->config(), t.per_device_eval_batch_size, /*train=*/false));
+  const eval::MatchingSourceOptions mo = eval::matching_source_options(rs.read, s.max_rows, s.flag);
   std::optional<eval::OpenedMatching> matching;
   if (const std::string data = eval::matching_data_of(s.path, mo); !data.empty()) matching = eval::open_matching(data, mo);
   const eval::SplitEval e = eval::evaluate_split(m, tok, ds, loader, matching ? &matching->set : nullptr,
-                                                 embed_options(t, m->config().vision.image_size, device));
+                                                 embed_options(t, rs, m->config().vision.image_size, device));
   if (e.retrieval.loss_samples == 0)
     fail(s.flag, " ", s.path, ": no batch of 2 or more rows to evaluate (", ds->size(), " rows)");
   nlohmann::json metrics = eval::to_json(e, s.prefix);
@@ -130,9 +138,9 @@ nlohmann::json evaluate_split(model::BridgeTowerForContrastiveLearning& m, const
 }
 
 // HF's train metrics (train_results.json keeps bridgetune's keys beside them).
-nlohmann::json train_metrics(const TrainSummary& sum, const TrainOptions& t) {
+nlohmann::json train_metrics(const TrainSummary& sum, const TrainOptions& t, const RunSettings& rs) {
   const double epoch = sum.steps_per_epoch > 0 ? double(sum.global_step) / double(sum.steps_per_epoch) : 0.0;
-  const double per_step = double(t.per_device_train_batch_size) * t.gradient_accumulation_steps * t.world_size;
+  const double per_step = double(rs.train_batch) * t.gradient_accumulation_steps * t.world_size;
   return {{"epoch", epoch},
           {"total_flos", 0},
           {"train_loss", sum.train_loss},
@@ -142,30 +150,31 @@ nlohmann::json train_metrics(const TrainSummary& sum, const TrainOptions& t) {
           {"train_steps_per_second", sum.train_samples_per_second / per_step}};
 }
 
-report::ModelCard card_of(const RecipeOptions& r, const TrainOptions& t, const nlohmann::json& eval,
-                  const nlohmann::json& history) {
+report::ModelCard card_of(const RecipeOptions& r, const RunSettings& rs, const nlohmann::json& eval,
+                          const nlohmann::json& history) {
+  const TrainOptions& t = r.train;
   report::ModelCard c;
   c.model_name = fs::path(t.output_dir).lexically_normal().filename().string();
   if (c.model_name.empty()) c.model_name = fs::path(t.output_dir).lexically_normal().parent_path().filename().string();
   c.base_model = t.model_name_or_path;
-  c.dataset = !r.dataset.name.empty() ? r.dataset.name : t.train_file;
+  c.dataset = !r.dataset.name.empty() ? r.dataset.name : t.train_file;  // the demo's: none
   c.dataset_config = r.dataset.config;
   auto& h = c.hyperparameters;
-  h["learning_rate"] = t.learning_rate;
-  h["train_batch_size"] = t.per_device_train_batch_size;
+  h["learning_rate"] = rs.learning_rate;
+  h["train_batch_size"] = rs.train_batch;
   h["eval_batch_size"] = t.per_device_eval_batch_size;
   h["seed"] = t.seed;
   if (t.world_size > 1) h["distributed_type"] = "multi-process (gloo/nccl)", h["num_devices"] = t.world_size;
   if (t.gradient_accumulation_steps > 1) h["gradient_accumulation_steps"] = t.gradient_accumulation_steps;
-  h["total_train_batch_size"] = t.per_device_train_batch_size * t.gradient_accumulation_steps * t.world_size;
+  h["total_train_batch_size"] = rs.train_batch * t.gradient_accumulation_steps * t.world_size;
   h["optimizer"] = str("AdamW with betas=(", t.adam_beta1, ",", t.adam_beta2, ") and epsilon=", t.adam_epsilon,
                        ", weight_decay=", t.weight_decay);
   h["lr_scheduler_type"] = t.lr_scheduler_type;
   if (t.warmup_steps > 0) h["lr_scheduler_warmup_steps"] = t.warmup_steps;
-  else if (t.warmup_ratio > 0) h["lr_scheduler_warmup_ratio"] = t.warmup_ratio;
+  else if (rs.warmup_ratio > 0) h["lr_scheduler_warmup_ratio"] = rs.warmup_ratio;
   if (t.max_steps > 0) h["training_steps"] = t.max_steps;
   else h["num_epochs"] = t.num_train_epochs;
-  if (t.bf16) h["mixed_precision_training"] = "bf16 autocast";
+  if (rs.bf16) h["mixed_precision_training"] = "bf16 autocast";
   c.eval_metrics = eval;
   c.log_history = history;
   return c;
@@ -174,8 +183,8 @@ report::ModelCard card_of(const RecipeOptions& r, const TrainOptions& t, const n
 
 // The final evaluations (eval, then test) of the model in model_dir, each a run-log record and a <prefix>_results.json.
 // Returns the eval split's metrics (empty without --do_eval).
-nlohmann::json final_evaluations(const Plan& plan, const TrainOptions& t, const std::string& model_dir, report::MetricsLog& log,
-                                 const TrainSummary& sum) {
+nlohmann::json final_evaluations(const Plan& plan, const TrainOptions& t, const RunSettings& rs, const std::string& model_dir,
+                                 report::MetricsLog& log, const TrainSummary& sum) {
   nlohmann::json eval_metrics = nlohmann::json::object();
   if (plan.evals.empty()) return eval_metrics;
   const torch::Device device = model::parse_device(t.device);
@@ -185,7 +194,7 @@ nlohmann::json final_evaluations(const Plan& plan, const TrainOptions& t, const 
   const text::Tokenizer tok = text::Tokenizer::from_dir(model_dir);
   std::printf("\n");
   for (const Split& s : plan.evals) {
-    nlohmann::json metrics = evaluate_split(m, tok, s, t, device);
+    nlohmann::json metrics = evaluate_split(m, tok, s, t, rs, device);
     if (plan.train) metrics["epoch"] = double(sum.global_step) / double(std::max<int64_t>(1, sum.steps_per_epoch));
     nlohmann::json rec = metrics;  // HF logs them: log_history and TensorBoard
     rec["step"] = sum.global_step;
@@ -199,14 +208,14 @@ nlohmann::json final_evaluations(const Plan& plan, const TrainOptions& t, const 
 }
 
 // trainer_state.json (HF schema, log_history from the run log) and the model card of a finished training run.
-void write_state_and_card(const RecipeOptions& r, const TrainSummary& sum, const nlohmann::json& eval_metrics) {
+void write_state_and_card(const RecipeOptions& r, const RunSettings& rs, const TrainSummary& sum,
+                          const nlohmann::json& eval_metrics) {
   const TrainOptions& t = r.train;
   const fs::path out(t.output_dir);
   report::HfStateInfo info;
   info.global_step = sum.global_step, info.max_steps = sum.max_steps, info.steps_per_epoch = sum.steps_per_epoch;
-  info.logging_steps = t.logging_steps, info.train_batch_size = t.per_device_train_batch_size;
-  info.eval_steps = t.eval_steps < 0 ? sum.steps_per_epoch : t.eval_steps;
-  info.save_steps = t.save_steps < 0 ? sum.steps_per_epoch : t.save_steps;
+  info.logging_steps = rs.logging_steps, info.train_batch_size = rs.train_batch;
+  info.eval_steps = sum.eval_steps, info.save_steps = sum.save_steps;
   const double steps_per_epoch = double(std::max<int64_t>(1, sum.steps_per_epoch));
   info.num_train_epochs = t.max_steps <= 0 ? t.num_train_epochs : std::ceil(double(sum.max_steps) / steps_per_epoch);
   info.best_metric = sum.best_metric;
@@ -214,19 +223,52 @@ void write_state_and_card(const RecipeOptions& r, const TrainSummary& sum, const
   info.stopped_early = !sum.early_stop_reason.empty();
   report::write_hf_trainer_state(out / "trainer_state.json", out / "metrics.jsonl", info);
   const auto history = report::read_json_file(out / "trainer_state.json")["log_history"];
-  write_file_atomic(out / "README.md", report::model_card_markdown(card_of(r, t, eval_metrics, history)));
+  write_file_atomic(out / "README.md", report::model_card_markdown(card_of(r, rs, eval_metrics, history)));
+}
+
+// The demo ends by using its model: the held-out pictures become a search index, and one held-out description
+// (the caption without its joke) finds its pictures, as `bridgetune encode` / `bridgetune search` would.
+void use_the_demo_model(const TrainOptions& t, const RunSettings& rs) {
+  const fs::path out(t.output_dir), index = out / "demo_index";
+  EncodeOptions eo;
+  eo.model_name_or_path = out.string();
+  eo.data = rs.validation_path;
+  eo.output_dir = index.string();
+  eo.dataloader_num_workers = t.dataloader_num_workers;
+  eo.device = t.device;
+  eo.bf16 = rs.bf16;
+  eo.quiet = true;
+  std::printf("\n***** using the model: bridgetune encode + search on the held-out pictures *****\n");
+  run_encode(eo);
+  const std::string texts = read_small_file((index / "texts.jsonl").string(), 1ull << 30);
+  const nlohmann::json first = nlohmann::json::parse(texts.substr(0, texts.find('\n')), nullptr, false);
+  std::string query = first.is_object() ? first.value("text", "") : "";
+  query = query.substr(0, query.find('"'));
+  while (!query.empty() && query.back() == ' ') query.pop_back();
+  SearchOptions so;
+  so.index = index.string();
+  so.query = query;
+  so.top_k = 3;
+  so.contact_sheet = (out / "demo_search.png").string();
+  so.device = t.device;
+  std::printf("query: %s\n", query.c_str());
+  run_search(so);
+  std::printf("try it: %s search --index %s --query \"a teal balloon at the top centre\"\n", "bridgetune", index.c_str());
+  std::fflush(stdout);
 }
 
 }  // namespace
 
-void run_recipe(const RecipeOptions& options) {
-  RecipeOptions r = options;
-  TrainOptions& t = r.train;
+void run_recipe(const RecipeOptions& r) {
+  const TrainOptions& t = r.train;
   const Plan plan = plan_of(r);
+  const RunSettings rs = resolve_settings(t, plan.inputs);
+  if (t.rank == 0)
+    for (const std::string& note : rs.notes) std::printf("%s\n", note.c_str());
   const fs::path out(t.output_dir);
   TrainSummary sum;
-  if (plan.train && !(sum = run_train(t, options.hooks)).completed) return;  // stopped early: as if killed, no final outputs
-  if (t.rank != 0) return;                                       // rank 0 writes
+  if (plan.train && !(sum = run_train(t, rs, r.hooks)).completed) return;  // stopped early: as if killed, no final outputs
+  if (t.rank != 0) return;                                                 // rank 0 writes
   // The trained model (saved by run_train), or the given one.
   std::string model_dir = out.string();
   if (!plan.train) {
@@ -235,28 +277,30 @@ void run_recipe(const RecipeOptions& options) {
     fs::create_directories(out);
   }
   report::MetricsLog log(out / "metrics.jsonl", fs::exists(out / "metrics.jsonl"), INT64_MAX);
-  if (!t.tensorboard_dir.empty()) log.add_tensorboard(t.tensorboard_dir);
+  if (!rs.tensorboard_dir.empty()) log.add_tensorboard(rs.tensorboard_dir);
   if (plan.train) {
-    const nlohmann::json m = train_metrics(sum, t);
+    const nlohmann::json m = train_metrics(sum, t, rs);
     report::save_hf_metrics(out, "train", m, sum.results);  // train_results.json: bridgetune's keys plus HF's
     nlohmann::json rec = m;
     rec.erase("train_samples");
     rec["step"] = sum.global_step;
     log.write(rec);  // HF logs the run's totals at its end: log_history and TensorBoard
   }
-  const nlohmann::json eval_metrics = final_evaluations(plan, t, model_dir, log, sum);
+  const nlohmann::json eval_metrics = final_evaluations(plan, t, rs, model_dir, log, sum);
   if (plan.train) {  // as HF, which saves training_args.bin with the trained model (an eval leaves a run's alone)
-    report::write_json_atomic(out / "training_args.json", r.arguments);
-    write_state_and_card(r, sum, eval_metrics);
+    nlohmann::json args = r.arguments;  // the flags as given, under the values the run used
+    args.update(effective_arguments(t, rs));
+    report::write_json_atomic(out / "training_args.json", args);
+    write_state_and_card(r, rs, sum, eval_metrics);
   }
-  if (!r.hooks.quiet) {
-    std::string files = "all_results.json";
-    if (plan.train) files += ", trainer_state.json, training_args.json, README.md (model card)";
-    for (const Split& s : plan.evals) files += ", " + s.prefix + "_results.json";
-    if (!t.tensorboard_dir.empty()) files += "; TensorBoard events in " + t.tensorboard_dir;
-    std::printf("HF Trainer files in %s: %s\n", out.c_str(), files.c_str());
-    std::fflush(stdout);
-  }
+  if (r.hooks.quiet) return;
+  std::string files = "all_results.json";
+  if (plan.train) files += ", trainer_state.json, training_args.json, README.md (model card)";
+  for (const Split& s : plan.evals) files += ", " + s.prefix + "_results.json";
+  if (!rs.tensorboard_dir.empty()) files += "; TensorBoard events in " + rs.tensorboard_dir;
+  std::printf("HF Trainer files in %s: %s\n", out.c_str(), files.c_str());
+  std::fflush(stdout);
+  if (plan.train && rs.demo) use_the_demo_model(t, rs);
 }
 
 }  // namespace bt::train

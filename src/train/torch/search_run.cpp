@@ -57,13 +57,11 @@ std::shared_ptr<const data::Dataset> image_file(const std::string& path) {
 
 void draw_contact_sheet(const std::string& out, const nlohmann::json& index, const std::vector<nlohmann::json>& images,
                         const std::vector<int64_t>& top, const std::vector<float>& scores) {
-  source::SourceOptions so;
-  so.image_column = index.value("image_column", std::string("image"));
-  so.caption_column = index.value("caption_column", std::string("caption"));
-  so.on_bad = data::OnBad::kSkip;
-  so.locality_order = false;
-  so.flag = "index.json data";
-  auto data = source::open_source(index.at("data").get<std::string>(), so).dataset;
+  source::ReadOptions read;  // as encode read the data
+  read.image_column = index.value("image_column", std::string("image"));
+  read.caption_column = index.value("caption_column", std::string("caption"));
+  read.on_bad = data::OnBad::kSkip;
+  auto data = source::open_source(index.at("data").get<std::string>(), source::source_options(read, "index.json data")).dataset;
   std::vector<size_t> rows;
   for (int64_t k : top) rows.push_back(images[size_t(k)].at("row").get<size_t>());
   constexpr int kThumb = 160, kPad = 12, kLabel = 22, kCols = 4;
@@ -103,7 +101,7 @@ int run_search(const SearchOptions& o) {
   m->to(device);
   // One query: batch 1, no loader threads; captions cut as at encode time.
   const int max_len = index.contains("transform") ? index["transform"].value("max_seq_length", 128) : 128;
-  const eval::EmbedOptions eo = eval::standalone_embed_options(m, 1, 0, max_len, "error", device, o.bf16);
+  const eval::EmbedOptions eo = eval::standalone_embed_options(m, 1, 0, max_len, data::OnBad::kError, device, o.bf16);
   torch::Tensor q = by_text ? eval::embed_text_list(m, text::Tokenizer::from_dir(model_dir), {o.query}, eo)
                             : eval::embed_image_rows(m, image_file(o.query_image), {0}, eo);
   const torch::Tensor gallery = read_embeddings(dir / (by_text ? "image_embeds.npy" : "text_embeds.npy"));

@@ -1,12 +1,10 @@
 // The setup of a training run (see train_setup.h): checks, output_dir, data, model, optimizer, loaders.
 #include "train/torch/train_setup.h"
 
-#include <cmath>
 #include <cstdio>
 
 #include "common/cpu_features.h"
 #include "common/error.h"
-#include "data/synth.h"
 #include "dist/env.h"
 #include "hub/hub.h"
 #include "model/device.h"
@@ -16,6 +14,7 @@
 #include "source/source.h"
 #include "text/train_bpe.h"
 #include "train/checkpoint_dir.h"
+#include "train/demo.h"
 #include "train/torch/gpu_media.h"
 
 namespace bt::train {
@@ -33,63 +32,52 @@ const char* const kRunFiles[] = {"train_results.json", "metrics.jsonl",        "
                                  "eval_results.json",  "all_results.json",     "test_results.json",
                                  "trainer_state.json", "training_args.json"};  // the last four: the recipe's
 
-void check_options(const TrainOptions& o) {
+// The values no run can use, before anything else (the enums were checked where the command line was read).
+void check_options(const TrainOptions& o, const RunSettings& s) {
   auto positive = [](int64_t v, const char* flag) {
     if (v < 1) fail(flag, " must be >= 1 (got ", v, ")");
   };
-  positive(o.per_device_train_batch_size, "--per_device_train_batch_size");
+  positive(s.train_batch, "--per_device_train_batch_size");
   positive(o.per_device_eval_batch_size, "--per_device_eval_batch_size");
   positive(o.gradient_accumulation_steps, "--gradient_accumulation_steps");
-  positive(o.logging_steps, "--logging_steps");
-  if (o.per_device_train_batch_size < 2) fail("--per_device_train_batch_size must be >= 2: the contrastive loss needs negatives");
+  positive(s.logging_steps, "--logging_steps");
+  if (s.train_batch < 2) fail("--per_device_train_batch_size must be >= 2: the contrastive loss needs negatives");
   if (o.max_steps <= 0 && !(o.num_train_epochs > 0))
     fail("--num_train_epochs must be > 0 (got ", o.num_train_epochs, "), or give --max_steps");
-  if (!(o.learning_rate >= 0)) fail("--learning_rate must be >= 0");
-  if (o.warmup_ratio < 0 || o.warmup_ratio > 1) fail("--warmup_ratio must be in [0, 1] (got ", o.warmup_ratio, ")");
+  if (!(s.learning_rate >= 0)) fail("--learning_rate must be >= 0");
+  if (s.warmup_ratio < 0 || s.warmup_ratio > 1) fail("--warmup_ratio must be in [0, 1] (got ", s.warmup_ratio, ")");
   if (o.warmup_steps < 0) fail("--warmup_steps must be >= 0");
   if (o.max_seq_length < 3) fail("--max_seq_length must be >= 3 (got ", o.max_seq_length, ")");
   if (o.dataloader_num_workers < 0) fail("--dataloader_num_workers must be >= 0");
-  if (o.train_transform != "eval" && o.train_transform != "train")
-    fail("--train_transform must be eval or train (got '", o.train_transform, "')");
-  if (o.contrastive_accumulation != "exact" && o.contrastive_accumulation != "local")
-    fail("--contrastive_accumulation must be exact or local (got '", o.contrastive_accumulation, "')");
-  if (o.on_bad_sample != "error" && o.on_bad_sample != "skip")
-    fail("--on_bad_sample must be error or skip (got '", o.on_bad_sample, "')");
-  if (o.media_decode != "auto" && o.media_decode != "gpu" && o.media_decode != "cpu")
-    fail("--media_decode must be auto, gpu or cpu (got '", o.media_decode, "')");
-  if (o.fp16 && o.device.rfind("cuda", 0) != 0)
-    fail("--fp16 with loss scaling runs on CUDA; on CPU use --bf16 (the CLI maps --fp16 to it there)");
-  if (o.fp16 && o.bf16) fail("--fp16 and --bf16: choose one mixed precision");
-  if (o.media_decode == "gpu" && !o.use_media_pipeline)
+  if (o.media_decode == loader::MediaDecode::kGpu && !s.use_media_pipeline)
     fail("--media_decode gpu needs --use_media_pipeline (the CPU loader decodes every image itself)");
-  parse_schedule_type(o.lr_scheduler_type);
   if (o.output_dir.empty()) fail("--output_dir must not be empty");
   if (o.world_size < 1 || o.rank < 0 || o.rank >= o.world_size)
     fail("RANK=", o.rank, " WORLD_SIZE=", o.world_size, ": need 0 <= RANK < WORLD_SIZE");
   if (!(o.ddp_timeout > 0)) fail("--ddp_timeout must be > 0 seconds (got ", o.ddp_timeout, ")");
-  if (o.dropout > 1) fail("--dropout must be in [0, 1] (got ", o.dropout, ")");
+  if (s.dropout > 1) fail("--dropout must be in [0, 1] (got ", s.dropout, ")");
   if (!o.train_file.empty() && !o.train_shards.empty()) fail("give --train_file or --train_shards, not both");
 }
 
-// --use_media_pipeline needs a CUDA device, a CUDA build and real loader batches. Resolves --media_decode to gpu or
-// cpu (GpuMediaPipeline decides), which loader_options reads.
-void check_media_pipeline(TrainOptions& o, const TrainHooks& hooks, const torch::Device& device) {
-  if (!o.use_media_pipeline) return;
+// --use_media_pipeline needs a CUDA device, a CUDA build and real loader batches; whether its JPEGs are decoded on
+// the device (--media_decode) is GpuMediaPipeline's decision, taken here once.
+bool device_jpegs(const TrainOptions& o, const RunSettings& s, const TrainHooks& hooks, const torch::Device& device) {
+  if (!s.use_media_pipeline) return false;
   if (!device.is_cuda())
     fail("--use_media_pipeline needs --device cuda (the GPU media pipeline decodes and resizes on the device)");
   std::string why;
   if (!GpuMediaPipeline::available(&why)) fail("--use_media_pipeline needs a CUDA build of bridgetune and a GPU (", why, ")");
   if (hooks.in_memory_batches > 0) fail("--use_media_pipeline cannot be combined with in-memory batches");
-  o.media_decode = GpuMediaPipeline::decode_jpegs_on_device(o.media_decode) ? "gpu" : "cpu";
+  return GpuMediaPipeline::decode_jpegs_on_device(o.media_decode);
 }
 
 // A resumed run must keep the data order and the global batch: refuse a checkpoint made with other settings.
 // What decides a step's loss beyond the batch: the accumulation mode when there is accumulation.
 std::string accumulation_setting(const TrainOptions& o) {
-  return o.gradient_accumulation_steps > 1 ? o.contrastive_accumulation : "none";
+  return o.gradient_accumulation_steps > 1 ? accumulation_name(o.contrastive_accumulation) : "none";
 }
 
-void check_resume_settings(const fs::path& dir, const TrainOptions& o) {
+void check_resume_settings(const fs::path& dir, const TrainOptions& o, const RunSettings& s) {
   const fs::path state = resume_state_file(dir);
   const TrainerState saved = TrainerState::from_json(report::read_json_file(state), state.string());
   auto same = [&](const char* key, const char* what, const nlohmann::json& now) {
@@ -97,7 +85,7 @@ void check_resume_settings(const fs::path& dir, const TrainOptions& o) {
     fail("--resume_from_checkpoint ", dir.string(), ": it was made with ", what, " ", saved.settings[key].dump(),
          ", this run has ", now.dump(), "; resume with the same value (or start a new --output_dir)");
   };
-  same("per_device_train_batch_size", "--per_device_train_batch_size", o.per_device_train_batch_size);
+  same("per_device_train_batch_size", "--per_device_train_batch_size", s.train_batch);
   same("seed", "--seed", o.seed);
   same("world_size", "world size (WORLD_SIZE / torchrun --nproc_per_node)", o.world_size);
   same("contrastive_accumulation", "--contrastive_accumulation", accumulation_setting(o));
@@ -128,19 +116,19 @@ void check_output_dir(const TrainOptions& o) {
 }
 
 // --tokenizer_name and --model_name_or_path name folders that exist (and go together as documented).
-void check_model_paths(const TrainOptions& o) {
-  if (!o.tokenizer_name.empty() && !o.model_name_or_path.empty())
-    fail("--tokenizer_name is for --model_preset models; --model_name_or_path ", o.model_name_or_path,
+void check_model_paths(const TrainRun& r) {
+  if (!r.tokenizer_dir.empty() && !r.model_dir.empty())
+    fail("--tokenizer_name is for --model_preset models; --model_name_or_path ", r.model_dir,
          " brings its own tokenizer files");
-  if (!o.tokenizer_name.empty() && !fs::is_directory(o.tokenizer_name))
-    fail("--tokenizer_name ", o.tokenizer_name, ": no such folder (give one with vocab.json + merges.txt or "
+  if (!r.tokenizer_dir.empty() && !fs::is_directory(r.tokenizer_dir))
+    fail("--tokenizer_name ", r.tokenizer_dir, ": no such folder (give one with vocab.json + merges.txt or "
          "tokenizer.json)");
-  if (!o.model_name_or_path.empty()) {
-    if (!fs::is_directory(o.model_name_or_path))
-      fail("--model_name_or_path ", o.model_name_or_path, ": no such folder (give an HF checkpoint folder with "
+  if (!r.model_dir.empty()) {
+    if (!fs::is_directory(r.model_dir))
+      fail("--model_name_or_path ", r.model_dir, ": no such folder (give an HF checkpoint folder with "
            "config.json and model.safetensors, or use --model_preset)");
-    if (!fs::exists(fs::path(o.model_name_or_path) / "config.json"))
-      fail("--model_name_or_path ", o.model_name_or_path, ": no config.json in it");
+    if (!fs::exists(fs::path(r.model_dir) / "config.json"))
+      fail("--model_name_or_path ", r.model_dir, ": no config.json in it");
   }
 }
 
@@ -151,33 +139,15 @@ void clear_previous_run(const fs::path& out) {
   remove_stale_staging(out);
 }
 
-// The embedded default: New-Yorker-like cartoons, small enough for a sub-minute run on two cores.
-std::pair<std::string, std::string> make_demo_data(const fs::path& out, bool quiet) {
-  const fs::path base = out / "demo_data";
-  // Captions that describe each picture, with a coloured balloon a small model learns to see within minutes;
-  // enough distinct pictures (2000) that what it learns carries over to the held-out ones.
-  data::SynthOptions train;
-  train.n = 6000;
-  train.images = 2000;
-  train.seed = 1;
-  train.min_width = 160, train.max_width = 320;
-  train.accents = true;
-  data::SynthOptions val = train;
-  val.n = 64, val.images = 32, val.seed = 2;
-  if (!quiet) std::printf("generating demo data (%zu + %zu cartoon rows) in %s\n", train.n, val.n, base.c_str());
-  data::write_synth((base / "train").string(), train);
-  data::write_synth((base / "validation").string(), val);
-  return {(base / "train").string(), (base / "validation").string()};
-}
-
-// Train and validation sets through the one source factory; the training set gets its epoch order (parquet's
-// row-group windows, returned through `sampler` for the train loader's SamplerOptions), the validation set is
-// read as opened.
-std::shared_ptr<const data::Dataset> open_data(const std::string& path, const TrainOptions& o, const char* flag,
-                                               loader::SamplerOptions* sampler = nullptr) {
-  const int64_t max_rows = std::string(flag) == "--validation_file" ? o.max_eval_samples : o.max_train_samples;
-  source::Source src = source::open_source(path, source_options(o, flag, max_rows, /*locality_order=*/sampler != nullptr));
-  if (sampler) src.apply_order(*sampler);
+// A split through the one source factory; the training set gets its epoch order (parquet's row-group windows,
+// into r.train_locality), the validation set is read as opened.
+std::shared_ptr<const data::Dataset> open_data(TrainRun& r, bool train) {
+  const std::string& path = train ? r.s.train_path : r.s.validation_path;
+  const std::string flag = train ? r.s.train_flag : "--validation_file";
+  const int64_t max_rows = train ? r.o.max_train_samples : r.o.max_eval_samples;
+  source::Source src =
+      source::open_source(path, train_source_options(r.o, r.s, flag, max_rows, /*locality_order=*/train));
+  if (train) src.apply_order(r.train_locality);
   return src.dataset;
 }
 
@@ -187,35 +157,24 @@ void load_config_and_tokenizer(TrainRun& r) {
   if (!r.resume_dir.empty()) {
     r.cfg = model::load_pretrained_config(r.resume_dir.string());
     r.tok = text::Tokenizer::from_dir(r.resume_dir.string());
-  } else if (!o.model_name_or_path.empty()) {
-    r.cfg = model::load_pretrained_config(o.model_name_or_path);  // + preprocessor_config.json's mean/std
-    r.tok = text::Tokenizer::from_dir(o.model_name_or_path);
+  } else if (!r.model_dir.empty()) {
+    r.cfg = model::load_pretrained_config(r.model_dir);  // + preprocessor_config.json's mean/std
+    r.tok = text::Tokenizer::from_dir(r.model_dir);
   } else {
     r.cfg = model::preset(o.model_preset);
     if (o.image_size > 0) r.cfg.vision.image_size = o.image_size;
-    if (!o.tokenizer_name.empty()) {
-      r.tok = text::Tokenizer::from_dir(o.tokenizer_name);
+    if (!r.tokenizer_dir.empty()) {
+      r.tok = text::Tokenizer::from_dir(r.tokenizer_dir);
       r.cfg.text.vocab_size = static_cast<int>(r.tok->vocab_size());
     }
   }
   if (r.tok && r.tok->vocab_size() > static_cast<size_t>(r.cfg.text.vocab_size))  // an id past the table: CUDA assert
     fail("the tokenizer has ", r.tok->vocab_size(), " ids but the model's text embeddings hold ", r.cfg.text.vocab_size,
          ": use the checkpoint's own tokenizer (or a --model_preset with --tokenizer_name)");
-  if (o.dropout >= 0) r.cfg.text.hidden_dropout_prob = r.cfg.text.attention_probs_dropout_prob = o.dropout;
+  if (r.s.dropout >= 0) r.cfg.text.hidden_dropout_prob = r.cfg.text.attention_probs_dropout_prob = r.s.dropout;
   if (o.image_size > 0 && o.image_size != r.image_size())
     fail("--image_size ", o.image_size, " differs from the model's vision image_size ", r.image_size(),
          " (its position embeddings are sized for it)");
-}
-
-// Dataset-size checks before writing anything (demo data is ours and big enough).
-void check_dataset_size(const TrainRun& r) {
-  const TrainOptions& o = r.o;
-  if (!r.train_ds) return;
-  const size_t rows_per_rank = (r.train_ds->size() + static_cast<size_t>(o.world_size) - 1) / static_cast<size_t>(o.world_size);
-  if (rows_per_rank < static_cast<size_t>(r.batch()) * o.gradient_accumulation_steps)
-    fail(r.train_flag, " ", r.train_path, ": ", r.train_ds->size(), " rows, fewer than one step needs (",
-         "--per_device_train_batch_size ", r.batch(), " x --gradient_accumulation_steps ", o.gradient_accumulation_steps,
-         " x ranks ", o.world_size, ")");
 }
 
 // From here on output_dir is written (by rank 0; the others wait for it at the barriers): the demo's data, and
@@ -226,14 +185,12 @@ void prepare_output_dir(TrainRun& r) {
   if (r.main_rank && !r.lock) r.lock = OutputDirLock::acquire(r.out);  // a folder this run created
   if (r.main_rank && r.o.overwrite_output_dir && r.resume_dir.empty()) clear_previous_run(r.out);
   if (r.main_rank) remove_stale_staging(r.out);
-  if (r.demo) {
-    const fs::path base = r.out / "demo_data";
-    if (r.main_rank) make_demo_data(r.out, !r.talk);
+  if (r.s.demo) {
+    if (r.main_rank) demo::write_data(r.out, !r.talk);
     r.group->barrier();
-    r.train_path = (base / "train").string();
-    r.val_path = (base / "validation").string();
-    r.train_ds = open_data(r.train_path, r.o, "--train_file");
-    r.val_ds = open_data(r.val_path, r.o, "--validation_file");
+    r.train_ds = open_data(r, true);
+    r.val_ds = open_data(r, false);
+    r.plan = plan_steps(r.train_ds->size(), r.o, r.s);
   }
   if (!r.tok) {
     std::vector<std::string> captions;
@@ -250,7 +207,7 @@ void build_model(TrainRun& r) {
   // on one CPU thread); the CPU path is unchanged, so CPU runs keep their exact initial weights.
   r.model = model::BridgeTowerForContrastiveLearning(
       r.cfg, r.device.is_cuda() ? torch::TensorOptions().device(r.device) : torch::TensorOptions());
-  if (r.resume_dir.empty() && !o.model_name_or_path.empty()) r.model->load_weights(o.model_name_or_path, true);
+  if (r.resume_dir.empty() && !r.model_dir.empty()) r.model->load_weights(r.model_dir, true);
   if (o.freeze_vision_model) model::freeze_parameters(*r.model, model::kVisionTowerPrefix);
   if (o.freeze_text_model) model::freeze_parameters(*r.model, model::kTextTowerPrefix);
   if (o.freeze_text_pooler) model::freeze_parameters(*r.model, model::kTextPoolerPrefix);
@@ -259,15 +216,14 @@ void build_model(TrainRun& r) {
   r.model->bridgetower->gradient_checkpointing = o.gradient_checkpointing;
   model::reset_quick_gelu_cuda_path();  // this run's op paths (TrainSummary::op_paths)
   AdamW::reset_path_used();
-  r.opt.emplace(make_adamw(*r.model, {o.learning_rate, o.adam_beta1, o.adam_beta2, o.adam_epsilon, o.weight_decay}));
+  r.opt.emplace(make_adamw(*r.model, {r.s.learning_rate, o.adam_beta1, o.adam_beta2, o.adam_epsilon, o.weight_decay}));
 }
 
-// Loaders and the step plan. Several ranks with dedupe: dedupe the global batch once (the same order on every
-// rank), then shard it.
+// The loaders. Several ranks with dedupe: dedupe the global batch once (the same order on every rank), then shard it.
 void build_loaders(TrainRun& r) {
   const TrainOptions& o = r.o;
   const int B = r.batch();
-  loader::LoaderOptions train_lo = loader_options(o, r.cfg, B, true);
+  loader::LoaderOptions train_lo = loader_options(o, r.s, r.cfg, B, true, r.device_jpegs);
   train_lo.sampler.row_group_ends = r.train_locality.row_group_ends;
   train_lo.sampler.shuffle_window_groups = r.train_locality.shuffle_window_groups;
   if (o.world_size > 1 && train_lo.sampler.dedupe_images_in_batch) {
@@ -280,30 +236,24 @@ void build_loaders(TrainRun& r) {
   }
   r.train_loader = std::make_unique<loader::Loader>(
       r.global_view ? std::shared_ptr<const data::Dataset>(r.global_view) : r.train_ds, train_lo);
-  r.batches_per_epoch = r.train_loader->sampler().rows_per_epoch() / static_cast<size_t>(B);
-  r.steps_per_epoch = static_cast<int64_t>(r.batches_per_epoch) / o.gradient_accumulation_steps;
-  if (r.steps_per_epoch < 1) fail("--train_file ", r.train_path, ": too few rows for one optimizer step");
-  if (r.o.eval_steps < 0) r.o.eval_steps = r.steps_per_epoch;  // HF's eval/save_strategy epoch
-  if (r.o.save_steps < 0) r.o.save_steps = r.steps_per_epoch;
-  r.total_steps = o.max_steps > 0 ? o.max_steps : static_cast<int64_t>(std::ceil(o.num_train_epochs * r.steps_per_epoch));
-  r.sched = Schedule{parse_schedule_type(o.lr_scheduler_type),
-                     resolve_warmup_steps(o.warmup_steps, o.warmup_ratio, r.total_steps), r.total_steps};
   if (r.val_ds)
-    r.val_loader = std::make_unique<loader::Loader>(r.val_ds, loader_options(o, r.cfg, o.per_device_eval_batch_size, false));
+    r.val_loader = std::make_unique<loader::Loader>(r.val_ds, loader_options(o, r.s, r.cfg, o.per_device_eval_batch_size, false));
   if (r.val_ds && !r.val_matching_path.empty() && r.main_rank)  // only rank 0 evaluates
-    r.val_matching = eval::open_matching(r.val_matching_path, matching_source_options(o));
+    r.val_matching = eval::open_matching(r.val_matching_path, eval::matching_source_options(r.s.read, r.o.max_eval_samples));
 }
 
 // Model selection's options, resolved before output_dir is written (the demo's validation folder, not yet
 // generated, always holds matching.jsonl).
 void resolve_model_selection(TrainRun& r) {
   const TrainOptions& o = r.o;
-  const bool has_val = r.demo || !r.val_path.empty();
-  if (r.demo) r.val_matching_path = (r.out / "demo_data" / "validation").string();
-  else if (has_val) r.val_matching_path = eval::matching_data_of(r.val_path, matching_source_options(o));
+  const bool has_val = !r.s.validation_path.empty();
+  if (r.s.demo) r.val_matching_path = r.s.validation_path;
+  else if (has_val)
+    r.val_matching_path =
+        eval::matching_data_of(r.s.validation_path, eval::matching_source_options(r.s.read, o.max_eval_samples));
   SelectionOptions so{o.metric_for_best_model, o.greater_is_better, o.load_best_model_at_end,
                       o.early_stopping_patience, o.early_stopping_threshold};
-  r.selection = resolve_selection(so, o.eval_steps, o.save_steps,
+  r.selection = resolve_selection(so, r.s.eval.as_flag(), r.s.save.as_flag(),
                                   has_val ? eval::eval_metric_keys(!r.val_matching_path.empty()) : std::vector<std::string>{});
   if (r.selection.active() && r.talk)
     std::printf("model selection: %s (%s is better)%s%s\n", r.selection.metric.c_str(),
@@ -318,7 +268,7 @@ void resolve_model_selection(TrainRun& r) {
 // per-op overhead that autocast's casts add to (the tiny demo runs slower in bf16).
 constexpr int64_t kBf16HintParameters = 5'000'000;
 void suggest_bf16(const TrainRun& r) {
-  if (!r.talk || !r.device.is_cpu() || r.o.bf16) return;
+  if (!r.talk || !r.device.is_cpu() || r.s.bf16) return;
   const CpuBf16 cpu = cpu_bf16();
   if (!cpu.native) return;
   int64_t n = 0;
@@ -336,10 +286,11 @@ void restore_state(TrainRun& r) {
                    {"contrastive_accumulation", accumulation_setting(o)},
                    {"world_size", o.world_size},
                    {"seed", o.seed},
-                   {"total_steps", r.total_steps},
-                   {"steps_per_epoch", r.steps_per_epoch}, {"logging_steps", o.logging_steps}, {"eval_steps", o.eval_steps},
-                   {"save_steps", o.save_steps}, {"num_train_epochs", o.num_train_epochs}};  // the last five: HF's state
-  if (o.fp16 || r.hooks.loss_scaling) r.loss_scale.emplace();
+                   {"total_steps", r.plan.total_steps},
+                   {"steps_per_epoch", r.plan.steps_per_epoch}, {"logging_steps", r.s.logging_steps},
+                   {"eval_steps", r.plan.eval_steps}, {"save_steps", r.plan.save_steps},
+                   {"num_train_epochs", o.num_train_epochs}};  // the last five: HF's state
+  if (r.s.fp16 || r.hooks.loss_scaling) r.loss_scale.emplace();
   if (!r.resume_dir.empty()) {
     r.st = load_checkpoint(r.resume_dir, r.model, *r.opt);
     if (r.loss_scale) r.loss_scale->restore(r.st.loss_scale);
@@ -362,42 +313,27 @@ std::string fmt(const char* f, double v) {
   return b;
 }
 
-eval::EmbedOptions embed_options(const TrainOptions& o, int image_size, const torch::Device& device) {
+eval::EmbedOptions embed_options(const TrainOptions& o, const RunSettings& s, int image_size, const torch::Device& device) {
   eval::EmbedOptions eo;
   eo.batch_size = o.per_device_eval_batch_size;
   eo.num_workers = o.dataloader_num_workers;
   eo.image_size = image_size;
   eo.max_seq_length = o.max_seq_length;
-  eo.on_bad_sample = data::parse_on_bad(o.on_bad_sample);
+  eo.on_bad_sample = s.read.on_bad;
   eo.device = device;
-  eo.bf16 = o.bf16;
+  eo.bf16 = s.bf16;
   return eo;
 }
 
-eval::MatchingSourceOptions matching_source_options(const TrainOptions& o) {
-  eval::MatchingSourceOptions m;
-  m.image_column = o.image_column;
-  m.on_bad = data::parse_on_bad(o.on_bad_sample);
-  m.max_rows = o.max_eval_samples;
-  m.max_line_bytes = o.max_line_bytes;
-  return m;
-}
-
-source::SourceOptions source_options(const TrainOptions& o, const std::string& flag, int64_t max_rows, bool locality_order) {
-  source::SourceOptions so;
-  so.image_column = o.image_column;
-  so.caption_column = o.caption_column;
-  so.on_bad = data::parse_on_bad(o.on_bad_sample);
+source::SourceOptions train_source_options(const TrainOptions& o, const RunSettings& s, const std::string& flag,
+                                           int64_t max_rows, bool locality_order) {
+  source::SourceOptions so = source::source_options(s.read, flag, max_rows, locality_order);
   so.shuffle_window_row_groups = o.shuffle_window_row_groups;
-  so.max_image_bytes = o.max_image_bytes;
-  so.max_line_bytes = o.max_line_bytes;
-  so.locality_order = locality_order;
-  so.flag = flag;
-  so.max_rows = size_t(std::max<int64_t>(0, max_rows));
   return so;
 }
 
-loader::LoaderOptions loader_options(const TrainOptions& o, const model::BridgeTowerConfig& cfg, int batch, bool train) {
+loader::LoaderOptions loader_options(const TrainOptions& o, const RunSettings& s, const model::BridgeTowerConfig& cfg,
+                                     int batch, bool train, bool device_jpegs) {
   loader::LoaderOptions lo;
   lo.num_workers = o.dataloader_num_workers;
   lo.prefetch_batches = std::max(o.prefetch_batches, 1);
@@ -405,11 +341,9 @@ loader::LoaderOptions loader_options(const TrainOptions& o, const model::BridgeT
   lo.transform.image_size = cfg.vision.image_size;
   cfg.image.apply_to(lo.transform);  // the model folder's mean/std (preprocessor_config.json), else CLIP's
   lo.transform.dct_scaling = o.jpeg_dct_scaling;
-  lo.transform.mode = train && o.train_transform == "train" ? media::TransformMode::kTrain : media::TransformMode::kEval;
-  lo.on_bad_sample = data::parse_on_bad(o.on_bad_sample);
+  lo.transform.mode = train ? o.train_transform : media::TransformMode::kEval;
+  lo.on_bad_sample = s.read.on_bad;
   lo.decoded_cache_mb = static_cast<size_t>(std::max(o.decoded_cache_mb, 0));
-  lo.image_column = o.image_column;
-  lo.caption_column = o.caption_column;
   lo.sampler.seed = o.seed;
   lo.sampler.shuffle = train;
   lo.sampler.rank = train ? o.rank : 0;
@@ -417,29 +351,30 @@ loader::LoaderOptions loader_options(const TrainOptions& o, const model::BridgeT
   lo.sampler.dedupe_images_in_batch = train && o.dedupe_images_in_batch;
   // The rows one loss sees: with exact accumulation a step's K micro-batches are one batch to the dedupe, so
   // they hold the rows (in the order) of one batch of K x B.
-  const bool exact = train && o.gradient_accumulation_steps > 1 && o.contrastive_accumulation == "exact";
+  const bool exact = train && o.gradient_accumulation_steps > 1 &&
+                     o.contrastive_accumulation == ContrastiveAccumulation::kExact;
   lo.sampler.batch_size = static_cast<size_t>(batch);
   lo.dedupe_batches = exact ? o.gradient_accumulation_steps : 1;
-  lo.output_decoded = train && o.use_media_pipeline;  // the GPU resizes (GpuMediaSource): workers only decode
-  lo.ship_device_jpegs = lo.output_decoded && o.media_decode == "gpu";  // resolved by check_media_pipeline
+  lo.output_decoded = train && s.use_media_pipeline;  // the GPU resizes (GpuMediaSource): workers only decode
+  lo.ship_device_jpegs = lo.output_decoded && device_jpegs;
   if (lo.output_decoded) lo.packed_allocator = GpuMediaPipeline::pinned_allocator();  // no copy before the upload
   return lo;
 }
 
-std::unique_ptr<TrainRun> setup_run(const TrainOptions& options, const TrainHooks& hooks) {
-  auto run = std::make_unique<TrainRun>();
+std::unique_ptr<TrainRun> setup_run(const TrainOptions& o, const RunSettings& s, const TrainHooks& hooks) {
+  auto run = std::make_unique<TrainRun>(o, s, hooks);
   TrainRun& r = *run;
   // Hub ids (org/name) become snapshot folders of the local Hugging Face cache before any check (hub/hub.h).
-  r.o = options;
-  r.hooks = hooks;
-  TrainOptions& o = r.o;
-  for (auto [p, flag] : {std::pair{&o.model_name_or_path, "--model_name_or_path"}, {&o.tokenizer_name, "--tokenizer_name"}})
-    if (!p->empty()) *p = hub::resolve(*p, hub::RepoType::Model, o.model_revision, o.cache_dir, flag);
-  check_options(o);
+  auto folder = [&](const std::string& id, const char* flag) {
+    return id.empty() ? id : hub::resolve(id, hub::RepoType::Model, o.model_revision, o.cache_dir, flag);
+  };
+  r.model_dir = folder(o.model_name_or_path, "--model_name_or_path");
+  r.tokenizer_dir = folder(o.tokenizer_name, "--tokenizer_name");
+  check_options(o, s);
   r.device = model::parse_device(o.device);
-  check_media_pipeline(o, hooks, r.device);
+  r.device_jpegs = device_jpegs(o, s, hooks, r.device);
   // Rendezvous first, so every rank runs the checks below before rank 0 writes anything.
-  r.group = dist::init_process_group(dist_env(o), {o.ddp_timeout, o.device});
+  r.group = dist::init_process_group(dist_env(o), {o.ddp_timeout, r.device.is_cuda()});
   check_output_dir(o);
   r.out = o.output_dir;
   r.main_rank = r.group->is_main();
@@ -448,25 +383,21 @@ std::unique_ptr<TrainRun> setup_run(const TrainOptions& options, const TrainHook
   if (r.main_rank && fs::is_directory(r.out)) r.lock = OutputDirLock::acquire(r.out);
   if (!o.resume_from_checkpoint.empty()) {
     r.resume_dir = resolve_resume_dir(o.resume_from_checkpoint, r.out);
-    check_resume_settings(r.resume_dir, o);
+    check_resume_settings(r.resume_dir, o, s);
   }
   // A resumed run reads the tokenizer it saved in its checkpoint (so the same command line can be rerun).
-  check_model_paths(o);
+  check_model_paths(r);
   r.torch_threads = model::torch_threads_for(o.torch_threads, o.dataloader_num_workers, r.device);
   model::configure_torch_threads(r.torch_threads);
   torch::manual_seed(o.seed);
 
   // Data (the embedded demo writes its generated data: only after every check).
-  r.train_flag = o.train_shards.empty() ? "--train_file" : "--train_shards";
-  r.train_path = o.train_shards.empty() ? o.train_file : o.train_shards;
-  r.val_path = o.validation_file;
-  r.demo = r.train_path.empty();
-  if (!r.demo) {
-    r.train_ds = open_data(r.train_path, o, r.train_flag, &r.train_locality);
-    if (!r.val_path.empty()) r.val_ds = open_data(r.val_path, o, "--validation_file");
+  if (!s.demo) {
+    r.train_ds = open_data(r, true);
+    if (!s.validation_path.empty()) r.val_ds = open_data(r, false);
   }
   load_config_and_tokenizer(r);
-  check_dataset_size(r);
+  if (!s.demo) r.plan = plan_steps(r.train_ds->size(), o, s);  // too few rows: fails before anything is written
   resolve_model_selection(r);
   prepare_output_dir(r);
   build_model(r);

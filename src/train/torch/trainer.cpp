@@ -58,7 +58,8 @@ class TrainLoop {
   void print_results(const nlohmann::json& results) const;
 
   TrainRun& r_;
-  const TrainOptions& o_;
+  const TrainOptions& o_;  // as the user gave it
+  const RunSettings& s_;   // what the run uses
   std::optional<report::MetricsLog> metrics_;
   report::ProgressBar bar_;
   bool tty_;
@@ -82,21 +83,22 @@ class TrainLoop {
 TrainLoop::TrainLoop(TrainRun& r)
     : r_(r),
       o_(r.o),
-      bar_(r.total_steps, r.st.global_step, stdout, r.talk && report::ProgressBar::stdout_is_tty()),
+      s_(r.s),
+      bar_(r.plan.total_steps, r.st.global_step, stdout, r.talk && report::ProgressBar::stdout_is_tty()),
       tty_(r.talk && report::ProgressBar::stdout_is_tty()),
       meter_(r.o.throughput_warmup_steps),
       selector_(r.selection) {
   selector_.restore(r_.st.selection);
   early_stop_ = selector_.should_stop();
   if (r_.main_rank) metrics_.emplace(r_.out / "metrics.jsonl", !r_.resume_dir.empty(), r_.st.global_step);
-  if (r_.main_rank && !o_.tensorboard_dir.empty()) metrics_->add_tensorboard(o_.tensorboard_dir);
+  if (r_.main_rank && !s_.tensorboard_dir.empty()) metrics_->add_tensorboard(s_.tensorboard_dir);
   say(str("training ", r_.cfg.text.hidden_size, "-wide BridgeTower (", r_.model->count_parameters(true),
-          " trainable parameters) on ", r_.train_ds->size(), " rows: ", r_.total_steps, " steps of ",
+          " trainable parameters) on ", r_.train_ds->size(), " rows: ", r_.plan.total_steps, " steps of ",
           r_.batch() * o_.gradient_accumulation_steps * o_.world_size, " samples, ", o_.dataloader_num_workers,
           " loader workers, device ", r_.device.str(),
           r_.device.is_cpu() ? str(" (", r_.torch_threads, " torch threads)") : ""));
   if (o_.gradient_accumulation_steps > 1)
-    say(o_.contrastive_accumulation == "exact"
+    say(o_.contrastive_accumulation == ContrastiveAccumulation::kExact
             ? str("gradient accumulation: exact: each step's ", o_.gradient_accumulation_steps, " micro-batches of ",
                   r_.batch(), " train as one batch of ", r_.batch() * o_.gradient_accumulation_steps,
                   " (one loss over all of them; --contrastive_accumulation local for HF's per-micro-batch losses)")
@@ -106,15 +108,15 @@ TrainLoop::TrainLoop(TrainRun& r)
   po.device = r_.device;
   po.background = o_.dataloader_num_workers > 0;
   po.in_memory_batches = r_.hooks.in_memory_batches;
-  po.media_pipeline = o_.use_media_pipeline;
+  po.media_pipeline = s_.use_media_pipeline;
   po.image_size = r_.image_size();
-  po.bf16 = o_.bf16;
-  batches_ = make_batch_provider(*r_.train_loader, *r_.tok, po, r_.batches_per_epoch);  // in-memory: made here
+  po.bf16 = s_.bf16;
+  batches_ = make_batch_provider(*r_.train_loader, *r_.tok, po, r_.plan.batches_per_epoch);  // in-memory: made here
   t_start_ = now_s();
   meter_.start(t_start_);
-  if (r_.demo && r_.main_rank && r_.resume_dir.empty()) {
-    demo_eval_ = embed_options(o_, r_.image_size(), r_.device);
-    demo_before_ = eval::held_out_scores(r_.model, *r_.tok, r_.val_path, demo_eval_);
+  if (s_.demo && r_.main_rank && r_.resume_dir.empty()) {
+    demo_eval_ = embed_options(o_, s_, r_.image_size(), r_.device);
+    demo_before_ = eval::held_out_scores(r_.model, *r_.tok, s_.validation_path, demo_eval_);
     say(str("before training, held out: matching accuracy ", fmt("%.3f", demo_before_->matching.accuracy), " (chance ",
             fmt("%.3f", demo_before_->matching.chance), "), image->text R@1 ", fmt("%.3f", demo_before_->retrieval.i2t_r1),
             " (chance ", fmt("%.3f", demo_before_->retrieval.r1_chance), ")"));
@@ -124,7 +126,7 @@ TrainLoop::TrainLoop(TrainRun& r)
 }
 
 TrainSummary TrainLoop::run() {
-  while (r_.st.global_step < r_.total_steps && !stopped_early_ && !early_stop_) run_epoch();
+  while (r_.st.global_step < r_.plan.total_steps && !stopped_early_ && !early_stop_) run_epoch();
   batches_->stop();
   if (r_.talk) bar_.finish();
   return finish();
@@ -132,7 +134,7 @@ TrainSummary TrainLoop::run() {
 
 // The steps of one epoch from where the state is (a resumed run starts mid-epoch).
 void TrainLoop::run_epoch() {
-  const int64_t step = r_.st.global_step, per_epoch = r_.steps_per_epoch;
+  const int64_t step = r_.st.global_step, per_epoch = r_.plan.steps_per_epoch;
   const size_t first_batch = static_cast<size_t>(step % per_epoch) * o_.gradient_accumulation_steps;
   const size_t epoch_batches = static_cast<size_t>(per_epoch) * o_.gradient_accumulation_steps;
   const uint64_t epoch = static_cast<uint64_t>(step / per_epoch);
@@ -140,14 +142,16 @@ void TrainLoop::run_epoch() {
   batches_->start(epoch, first_batch, epoch_batches - first_batch);
   do {
     after_step(train_step(r_, *batches_));
-  } while (!stopped_early_ && !early_stop_ && r_.st.global_step < r_.total_steps && r_.st.global_step % per_epoch != 0);
+  } while (!stopped_early_ && !early_stop_ && r_.st.global_step < r_.plan.total_steps &&
+           r_.st.global_step % per_epoch != 0);
 }
 
 void TrainLoop::after_step(const StepResult& s) {
   TrainerState& st = r_.st;
   ++st.global_step;
-  st.epoch = static_cast<uint64_t>(st.global_step / r_.steps_per_epoch);
-  st.batch_in_epoch = static_cast<size_t>(st.global_step % r_.steps_per_epoch) * o_.gradient_accumulation_steps;
+  const int64_t per_epoch = r_.plan.steps_per_epoch;
+  st.epoch = static_cast<uint64_t>(st.global_step / per_epoch);
+  st.batch_in_epoch = static_cast<size_t>(st.global_step % per_epoch) * o_.gradient_accumulation_steps;
   st.loss_sum += s.loss;
   ++st.loss_steps;
   if (std::isnan(first_loss_)) first_loss_ = s.loss;
@@ -162,15 +166,15 @@ void TrainLoop::after_step(const StepResult& s) {
               fmt("%g", r_.loss_scale->scale()), ")"));
   }
   meter_.step(now_s(), s.samples * o_.world_size, s.data_wait_s, s.loss);
-  if (st.global_step % o_.logging_steps == 0 || st.global_step == r_.total_steps) flush_window();
+  if (st.global_step % s_.logging_steps == 0 || st.global_step == r_.plan.total_steps) flush_window();
   if (tty_)
     bar_.update(st.global_step, now_s() - t_start_,
-                str("loss ", fmt("%.3f", s.loss), " ", fmt("%.3e", o_.learning_rate * r_.sched.lr_factor(st.global_step))));
-  if (o_.eval_steps > 0 && st.global_step % o_.eval_steps == 0) {
+                str("loss ", fmt("%.3f", s.loss), " ", fmt("%.3e", s_.learning_rate * r_.plan.schedule.lr_factor(st.global_step))));
+  if (r_.plan.eval_steps > 0 && st.global_step % r_.plan.eval_steps == 0) {
     run_eval();
     share_early_stop();
   }
-  if (o_.save_steps > 0 && st.global_step % o_.save_steps == 0) save();
+  if (r_.plan.save_steps > 0 && st.global_step % r_.plan.save_steps == 0) save();
   if (r_.hooks.stop_after_step > 0 && st.global_step == r_.hooks.stop_after_step) stopped_early_ = true;
 }
 
@@ -179,9 +183,9 @@ void TrainLoop::flush_window() {
   WindowStats w = meter_.take_window(now_s());
   report::WindowRecord rec;
   rec.step = r_.st.global_step;
-  rec.epoch = static_cast<double>(r_.st.global_step) / static_cast<double>(r_.steps_per_epoch);
+  rec.epoch = static_cast<double>(r_.st.global_step) / static_cast<double>(r_.plan.steps_per_epoch);
   rec.loss = window_loss_sum_ / static_cast<double>(window_steps_);
-  rec.lr = o_.learning_rate * r_.sched.lr_factor(r_.st.global_step);
+  rec.lr = s_.learning_rate * r_.plan.schedule.lr_factor(r_.st.global_step);
   rec.samples_per_s = w.samples_per_s;
   rec.data_wait_percent = w.data_wait_percent;
   rec.grad_norm = last_grad_norm_;
@@ -189,7 +193,7 @@ void TrainLoop::flush_window() {
   window_loss_sum_ = 0;
   window_steps_ = 0;
   if (r_.main_rank) metrics_->write(rec);
-  say(str("step ", rec.step, "/", r_.total_steps, " | loss ", fmt("%.4f", rec.loss), " | lr ", fmt("%.3e", rec.lr),
+  say(str("step ", rec.step, "/", r_.plan.total_steps, " | loss ", fmt("%.4f", rec.loss), " | lr ", fmt("%.3e", rec.lr),
           " | ", fmt("%.1f", rec.samples_per_s), " samples/s | data wait ", fmt("%.1f", rec.data_wait_percent),
           "% | epoch ", fmt("%.2f", rec.epoch)));
 }
@@ -224,7 +228,7 @@ void TrainLoop::run_eval(bool select) {
 nlohmann::json TrainLoop::eval_metrics() {
   last_eval_ = eval::evaluate_split(r_.model, *r_.tok, r_.val_ds, *r_.val_loader,
                                     r_.val_matching ? &r_.val_matching->set : nullptr,
-                                    embed_options(o_, r_.image_size(), r_.device));
+                                    embed_options(o_, s_, r_.image_size(), r_.device));
   return eval::to_json(last_eval_, "eval");
 }
 
@@ -251,7 +255,7 @@ void TrainLoop::load_best_model() {
 void TrainLoop::save() {
   meter_.pause(now_s());
   if (r_.main_rank) {
-    save_checkpoint(r_.out, r_.model, *r_.tok, *r_.opt, r_.sched, r_.st);
+    save_checkpoint(r_.out, r_.model, *r_.tok, *r_.opt, r_.plan.schedule, r_.st);
     rotate_checkpoints(r_.out, o_.save_total_limit, selector_.best_step());
   }
   r_.group->barrier();  // no rank runs ahead (or exits) before the checkpoint is complete
@@ -265,7 +269,8 @@ TrainSummary TrainLoop::finish() {
   TrainSummary sum;
   sum.output_dir = o_.output_dir;
   sum.global_step = st.global_step;
-  sum.max_steps = r_.total_steps, sum.steps_per_epoch = r_.steps_per_epoch;
+  sum.max_steps = r_.plan.total_steps, sum.steps_per_epoch = r_.plan.steps_per_epoch;
+  sum.eval_steps = r_.plan.eval_steps, sum.save_steps = r_.plan.save_steps;
   if (stopped_early_) return sum;  // as if killed: no final outputs
   sum.completed = true;
   flush_window();
@@ -273,9 +278,9 @@ TrainSummary TrainLoop::finish() {
   sum.peak_memory_bytes = model::peak_memory_bytes(r_.device);  // before the final evaluation and saving
   sum.step_memory_bytes = sum.peak_memory_bytes > loop_start_memory_ ? sum.peak_memory_bytes - loop_start_memory_ : 0;
   if (r_.main_rank) load_best_model();
-  const bool last_step_evaluated = evaluated_ && o_.eval_steps > 0 && st.global_step % o_.eval_steps == 0;
-  if (o_.eval_at_end && (!last_step_evaluated || loaded_best_)) run_eval(/*select=*/false);
-  if (demo_before_) demo_after_ = eval::held_out_scores(r_.model, *r_.tok, r_.val_path, demo_eval_);
+  const bool last_step_evaluated = evaluated_ && r_.plan.eval_steps > 0 && st.global_step % r_.plan.eval_steps == 0;
+  if (s_.eval_at_end && (!last_step_evaluated || loaded_best_)) run_eval(/*select=*/false);
+  if (demo_before_) demo_after_ = eval::held_out_scores(r_.model, *r_.tok, s_.validation_path, demo_eval_);
 
   sum.train_samples_per_second = rs.train_samples_per_second;
   sum.train_runtime = rs.train_runtime;
@@ -294,7 +299,7 @@ TrainSummary TrainLoop::finish() {
   if (early_stop_) sum.early_stop_reason = selector_.stop_reason();
   if (!r_.main_rank) return sum;
 
-  if (o_.save_final_model) save_final_model(r_.out, r_.model, *r_.tok);
+  if (r_.hooks.save_final_model) save_final_model(r_.out, r_.model, *r_.tok);
   if (r_.hooks.write_plot) write_plot();
   sum.results = results_json(sum, rs);
   if (r_.talk) print_results(sum.results);
@@ -309,7 +314,7 @@ void TrainLoop::write_plot() const {
     sps.x.push_back(static_cast<double>(r.step)), sps.y.push_back(r.samples_per_s);
   }
   report::write_line_panels_png(r_.out / "training_plot.png",
-                        str("bridgetune train: ", o_.model_name_or_path.empty() ? o_.model_preset : o_.model_name_or_path),
+                        str("bridgetune train: ", r_.model_dir.empty() ? o_.model_preset : r_.model_dir),
                         "step", {{"training loss", "loss", {loss}}, {"throughput", "samples/s", {sps}}});
 }
 
@@ -329,7 +334,7 @@ nlohmann::json TrainLoop::results_json(const TrainSummary& sum, const RunStats& 
                             {"device", r_.device.str()},
                             {"peak_memory_mb", static_cast<double>(sum.peak_memory_bytes) / (1 << 20)},
                             {"step_memory_mb", static_cast<double>(sum.step_memory_bytes) / (1 << 20)},
-                            {"bf16", o_.bf16}};
+                            {"bf16", s_.bf16}};
   if (evaluated_) {  // the last evaluation's loss, recall and matching accuracy (the rest is in metrics.jsonl)
     results.update(eval::to_json(last_eval_, "eval"));
     results.erase("eval_samples");
@@ -381,7 +386,7 @@ void TrainLoop::print_results(const nlohmann::json& results) const {
   std::printf("  %-20s %s\n", "results", (out / "train_results.json").c_str());
   std::printf("  %-20s %s\n", "per-window metrics", (out / "metrics.jsonl").c_str());
   if (r_.hooks.write_plot) std::printf("  %-20s %s\n", "plot", (out / "training_plot.png").c_str());
-  if (o_.save_final_model) std::printf("  %-20s %s (config.json, model.safetensors, tokenizer)\n", "final model", out.c_str());
+  if (r_.hooks.save_final_model) std::printf("  %-20s %s (config.json, model.safetensors, tokenizer)\n", "final model", out.c_str());
   auto cks = list_checkpoints(out);
   if (!cks.empty()) std::printf("  %-20s %s\n", "latest checkpoint", cks.back().path.c_str());
   std::fflush(stdout);
@@ -389,9 +394,13 @@ void TrainLoop::print_results(const nlohmann::json& results) const {
 
 }  // namespace
 
-TrainSummary run_train(const TrainOptions& options, const TrainHooks& hooks) {
-  std::unique_ptr<TrainRun> run = setup_run(options, hooks);
+TrainSummary run_train(const TrainOptions& options, const RunSettings& settings, const TrainHooks& hooks) {
+  std::unique_ptr<TrainRun> run = setup_run(options, settings, hooks);
   return TrainLoop(*run).run();
+}
+
+TrainSummary run_train(const TrainOptions& options, const TrainHooks& hooks, const TrainInputs& inputs) {
+  return run_train(options, resolve_settings(options, inputs), hooks);
 }
 
 }  // namespace bt::train
