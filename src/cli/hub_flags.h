@@ -7,6 +7,10 @@
 
 namespace bt::cli {
 
+// --split of a hub dataset in `evaluate` and `encode`: HF's evaluation split (what `train --do_eval` reads), decided
+// here once. The contest's test split is one `--split test` away.
+inline constexpr const char* kDefaultEvalSplit = "validation";
+
 struct HubFlags {
   std::string revision = "main", cache_dir;
   // A local folder unchanged, or the snapshot folder of hub id `name` in the local Hugging Face cache.

@@ -25,7 +25,7 @@ bt::cli::Registrar encode_reg(
       auto data = app.add_option("--data", o->data,
                                  "What to embed: a captions file or folder, HF parquet (file, folder, glob) or tar "
                                  "shards, as train reads them");
-      auto ds = std::make_shared<std::array<std::string, 4>>(std::array<std::string, 4>{"", "", "validation", "main"});
+      auto ds = std::make_shared<std::array<std::string, 4>>(std::array<std::string, 4>{"", "", bt::cli::kDefaultEvalSplit, "main"});
       auto dn = app.add_option("--dataset_name", (*ds)[0], "Or a hub dataset (org/name) in the local HF cache");
       app.add_option("--dataset_config_name", (*ds)[1], "Its config");
       app.add_option("--split", (*ds)[2], "Its split")->capture_default_str();

@@ -37,7 +37,7 @@ bt::cli::Registrar reg("evaluate", "Score a checkpoint: contest matching accurac
                            "matching: JSONL with image, caption_choices, label (A-E or 0-based), or HF parquet; "
                            "retrieval: captions file/folder, tar shards or parquet. Image paths are relative to the "
                            "file's folder");
-  auto ds = std::make_shared<std::array<std::string, 4>>(std::array<std::string, 4>{"", "", "test", "main"});
+  auto ds = std::make_shared<std::array<std::string, 4>>(std::array<std::string, 4>{"", "", bt::cli::kDefaultEvalSplit, "main"});
   auto dn = app.add_option("--dataset_name", (*ds)[0],
                            "A hub dataset (org/name, in the local HF cache) or a folder of the same layout, "
                            "e.g. jmhessel/newyorker_caption_contest");

@@ -188,7 +188,8 @@ TEST_F(Evaluate, CliReadsAHubDatasetSplit) {
   std::ofstream(repo / "refs" / "main") << commit;
   const fs::path config = repo / "snapshots" / commit / "matching";
   fs::create_directories(config);
-  fs::copy_file(std::string(BT_PARQUET_FIXTURES) + "/images_zstd_plain_v2.parquet", config / "test-00000-of-00001.parquet");
+  // --split defaults to validation (cli::kDefaultEvalSplit), as in encode
+  fs::copy_file(std::string(BT_PARQUET_FIXTURES) + "/images_zstd_plain_v2.parquet", config / "validation-00000-of-00001.parquet");
   std::vector<std::string> args = {"evaluate", "--model_name_or_path", (root_ / "model").string(), "--dataset_name",
                                    "bt-test/nycc", "--dataset_config_name", "matching", "--cache_dir", hub.string(),
                                    "--label_column", "is_cartoon", "--on_bad_sample", "skip", "--output_dir",
@@ -200,7 +201,7 @@ TEST_F(Evaluate, CliReadsAHubDatasetSplit) {
   EXPECT_NE(test::wait_exit_code(test::spawn_bridgetune(args, root_ / "hubeval_dev.log")), 0);
   EXPECT_NE(test::slurp(root_ / "hubeval_dev.log").find("--split dev: config 'matching' of"), std::string::npos)
       << test::slurp(root_ / "hubeval_dev.log");
-  EXPECT_NE(test::slurp(root_ / "hubeval_dev.log").find("(splits: test)"), std::string::npos);
+  EXPECT_NE(test::slurp(root_ / "hubeval_dev.log").find("(splits: validation)"), std::string::npos);
 }
 
 // A model folder whose preprocessor_config.json names another normalisation (and another size, as an HF repo for a
