@@ -77,6 +77,7 @@ struct TrainOptions {
   bool bf16 = false;
   bool fp16 = false;  // CUDA only: fp16 autocast + dynamic loss scaling (train/loss_scale.h)
   int torch_threads = 0;  // 0: on CPU the cores the loader workers leave free (at least 1)
+  uint64_t max_model_bytes = 0;  // 0: the machine's free memory (model/memory_budget.h)
   // Logging, eval, checkpoints.
   int64_t logging_steps = 10, eval_steps = 0, save_steps = 0, save_total_limit = 0;  // eval/save_steps < 0: each epoch
   int64_t max_train_samples = 0, max_eval_samples = 0;  // > 0: only the first N rows of the split (HF's select)

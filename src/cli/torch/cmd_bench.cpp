@@ -12,6 +12,7 @@
 #include "cli/command.h"
 #include "cli/hub_flags.h"
 #include "common/error.h"
+#include "common/paths.h"
 #include "data/synth.h"
 #include "report/bench_report.h"
 #include "report/run_log.h"
@@ -150,7 +151,7 @@ void build_rows(report::BenchReport& rep, const BenchConfigs& configs,
 void run(const BenchArgs& a) {
   const auto workers = parse_list(a.workers);
   const fs::path out(a.out_dir);
-  fs::create_directories(out);
+  bt::make_output_folder(out, "--output_dir");
   const std::string data = bench_data(a, out);
   int threads = a.torch_threads;
   if (threads <= 0 && a.device == "cpu")

@@ -5,6 +5,7 @@
 
 #include "cli/command.h"
 #include "cli/hub_flags.h"
+#include "cli/model_flags.h"
 #include "common/error.h"
 #include "data/captions_dataset.h"
 #include "hub/dataset_files.h"
@@ -49,6 +50,7 @@ bt::cli::Registrar encode_reg(
           ->capture_default_str();
       app.add_option("--device", o->device, "cpu | cuda")->capture_default_str();
       app.add_flag("--bf16", o->bf16, "bf16 autocast");
+      bt::cli::add_model_memory_flag(app, &o->max_model_bytes);
       app.callback([o, hub, ds, cc] {
         o->model_name_or_path = hub->resolve(o->model_name_or_path);
         if (!(*ds)[0].empty())
@@ -77,6 +79,7 @@ bt::cli::Registrar search_reg(
       app.add_option("--contact_sheet", o->contact_sheet, "A PNG of the top images with their scores (text queries)");
       app.add_option("--device", o->device, "cpu | cuda")->capture_default_str();
       app.add_flag("--bf16", o->bf16, "bf16 autocast");
+      bt::cli::add_model_memory_flag(app, &o->max_model_bytes);
       app.callback([o] { bt::train::run_search(*o); });
     });
 

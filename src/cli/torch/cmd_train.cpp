@@ -15,6 +15,7 @@
 #include "cli/command.h"
 #include "cli/hf_compat.h"
 #include "cli/hub_flags.h"
+#include "cli/model_flags.h"
 #include "common/error.h"
 #include "common/file_gate.h"
 #include "data/captions_dataset.h"
@@ -203,6 +204,7 @@ void add_pipeline_and_runtime_flags(CLI::App& app, TrainFlags& f) {
   app.add_option("--decoded_cache_mb", o->decoded_cache_mb, "Cache of transformed crops of repeated images (0: off)")->capture_default_str();
   app.add_option("--jpeg_dct_scaling", o->jpeg_dct_scaling, "true|false")->capture_default_str();
   app.add_option("--device", o->device, "cpu|cuda")->capture_default_str();
+  bt::cli::add_model_memory_flag(app, &o->max_model_bytes);
   app.add_option("--ddp_timeout", o->ddp_timeout, "Multi-process: seconds a rank waits for the others (rendezvous, each collective)")->capture_default_str();
   app.add_flag("--gather_embeddings", o->gather_embeddings, "Multi-process: contrastive negatives over the global batch (all-gather with gradient)");
   f.dropout = app.add_option("--dropout", o->dropout, "Override the model's hidden/attention dropout (< 0: the config's)")->capture_default_str();
