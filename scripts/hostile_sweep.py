@@ -1,14 +1,16 @@
 #!/usr/bin/python3
 """Hostile-input sweep: feeds bridgetune crafted inputs and counts crashes, hangs and unbounded allocations.
 
-Usage: /usr/bin/python3 scripts/hostile_sweep.py [BUILD_DIR] (default build). Each case runs the built binary
-(bench-loader for data, info for config.json, train --resume_from_checkpoint for checkpoints) with a 20 s
-limit and checks: no signal (crash), no timeout (hang), peak RSS under 1.5 GiB (unbounded allocation),
-exit code 0 or 1, and when it fails: exactly one "error:" line, no raw control bytes on stdout/stderr,
-and no quoted content of a file the case marks secret. Prints one line per case and a summary; exits 1
-if anything is wrong. Needs about 2 minutes on 2 cores.
+Usage: /usr/bin/python3 scripts/hostile_sweep.py [BUILD_DIR [GROUP,...]] (default build, every group; a group is a
+*_cases function name without _cases, e.g. decode_memory,model_size). Each case runs the built binary
+(bench-loader for data, info for config.json, train --resume_from_checkpoint for checkpoints; evaluate, encode,
+search, preprocess and the Python module's preprocess for images) and checks the generic rules of issue 25: no
+signal (crash), no hang past 30 s, peak RSS at most 400 MB (an unbounded allocation), exit code 0 or 1, no raw
+control bytes on stdout/stderr, no libtorch backtrace text, no line over 2 KB, and when it fails: exactly one
+"error:" line, and no quoted content of a file the case marks secret. Prints one line per case and a summary;
+exits 1 if anything is wrong. Needs about 4 minutes on 2 cores.
 """
-import json, os, resource, shutil, struct, subprocess, sys, tarfile, io, tempfile, time
+import glob, json, os, resource, shutil, struct, subprocess, sys, tarfile, io, tempfile, time
 
 BUILD = sys.argv[1] if len(sys.argv) > 1 else "build"
 EXE = os.path.abspath(os.path.join(BUILD, "bridgetune"))
@@ -18,55 +20,76 @@ GOOD_PNG = os.path.join(ROOT, "tests/media/golden/crop_10_20_400_333.png")
 PARQUET = os.path.join(ROOT, "tests/parquet/fixtures/images_uncompressed_v1.parquet")
 FIXTURE = os.path.join(ROOT, "tests/fixtures/bridgetower-tiny")
 SECRET = b"TOPSECRET-CONTENT-42"
-LIMIT_S, RSS_LIMIT_KB = 20, 1536 * 1024
+LIMIT_S, RSS_LIMIT_KB, LINE_LIMIT = 30, 400 * 1000 * 1000 // 1024, 2048  # ru_maxrss is in KiB
+PYTHON_MODULE = os.path.abspath(os.path.join(BUILD, "python"))
 results = []
 
+# The cases run from a small process of their own, started before any case builds its inputs: a child's peak RSS
+# (wait4's ru_maxrss) includes the resident memory of the process it was forked from, and this one grows to
+# hundreds of MB while it builds hostile files. One JSON request per line: {"cmd", "out", "err"} ->
+# {"code" (negative: the signal), "hang", "rss" (KiB)}.
+SPAWNER = r"""
+import json, os, subprocess, sys, time
+env = dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONPATH=sys.argv[1])
+for line in sys.stdin:
+    r = json.loads(line)
+    t0, hang = time.time(), False
+    with open(r["out"], "wb") as fo, open(r["err"], "wb") as fe:
+        p = subprocess.Popen(r["cmd"], stdout=fo, stderr=fe, env=env)
+    while True:
+        pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.time() - t0 > float(sys.argv[2]):
+            hang = True
+            p.kill()
+            pid, status, ru = os.wait4(p.pid, 0)
+            break
+        time.sleep(0.02)
+    code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+    print(json.dumps({"code": code, "hang": hang, "rss": ru.ru_maxrss}), flush=True)
+"""
+spawner = subprocess.Popen([sys.executable, "-c", SPAWNER, PYTHON_MODULE, str(LIMIT_S)], stdin=subprocess.PIPE,
+                           stdout=subprocess.PIPE, text=True)
 
-def run_case(name, args, expect_ok=None, secret=False):
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+
+def run_case(name, args, expect_ok=None, secret=False, command=None):
+    """Runs bridgetune with `args` (or `command`, a whole command line) and records what went wrong."""
     t0 = time.time()
-    # Output to files and our own wait4(): the child's peak RSS comes with its exit status.
-    with tempfile.TemporaryFile() as fo, tempfile.TemporaryFile() as fe:
-        p = subprocess.Popen([EXE] + args, stdout=fo, stderr=fe, env=env)
-        hang = False
-        while True:
-            pid, status, ru = os.wait4(p.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.time() - t0 > LIMIT_S:
-                hang = True
-                p.kill()
-                pid, status, ru = os.wait4(p.pid, 0)
-                break
-            time.sleep(0.02)
-        p.returncode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
-        rss = ru.ru_maxrss
-        fo.seek(0)
-        fe.seek(0)
-        out, err = fo.read(), fe.read()
+    with tempfile.NamedTemporaryFile() as fo, tempfile.NamedTemporaryFile() as fe:
+        spawner.stdin.write(json.dumps({"cmd": command or [EXE] + args, "out": fo.name, "err": fe.name}) + "\n")
+        spawner.stdin.flush()
+        r = json.loads(spawner.stdout.readline())
+        hang, code, rss = r["hang"], r["code"], r["rss"]
+        out, err = open(fo.name, "rb").read(), open(fe.name, "rb").read()
     problems = []
     if hang:
         problems.append("hang")
-    elif p.returncode < 0:
-        problems.append("crash (signal %d)" % -p.returncode)
-    elif p.returncode not in (0, 1):
-        problems.append("exit code %d" % p.returncode)
+    elif code < 0:
+        problems.append("crash (signal %d)" % -code)
+    elif code not in (0, 1):
+        problems.append("exit code %d" % code)
     if rss > RSS_LIMIT_KB:
-        problems.append("rss %d MB" % (rss // 1024))
+        problems.append("rss %d MB" % (rss * 1024 // 1000000))
     text = out + err
     if any(b < 0x20 and b not in (0x0a, 0x0d) or b == 0x1b or b == 0x7f for b in text.replace(b"\r\x1b[K", b"")):
         problems.append("raw control byte in output")
     if secret and SECRET in text:
         problems.append("echoed file contents")
-    if p.returncode == 1:
+    if b"frame #" in text or b"Exception raised from" in text:
+        problems.append("backtrace text")
+    if any(len(l) > LINE_LIMIT for l in text.splitlines()):
+        problems.append("line over 2 KB")
+    if code == 1 and command is None:
         lines = [l for l in err.splitlines() if l.startswith(b"error:")]
-        if len(lines) != 1 or b"Traceback" in err or b"frame #" in err:
+        if len(lines) != 1 or b"Traceback" in err:
             problems.append("not one error line")
-    if expect_ok is not None and (p.returncode == 0) != expect_ok and not problems:
+    if expect_ok is not None and (code == 0) != expect_ok and not problems:
         problems.append("expected %s" % ("success" if expect_ok else "an error"))
     msg = (err.splitlines() or [b""])[-1][:150].decode("utf-8", "replace")
-    results.append((name, problems, time.time() - t0))
-    print("%-44s %s  %s" % (name, "FAIL " + ", ".join(problems) if problems else "ok", msg), flush=True)
+    results.append((name, problems, time.time() - t0, rss * 1024 // 1000000))
+    print("%-52s %4d MB %s  %s" % (name, rss * 1024 // 1000000, "FAIL " + ", ".join(problems) if problems else "ok", msg),
+          flush=True)
 
 
 def loader(data, *extra):
@@ -364,6 +387,123 @@ def budget_cases(tmp):
         run_case("budget/pickle_%s" % name, ["info", "--model_name_or_path", m], expect_ok=False)
 
 
+def png_file(w, h, bit_depth, color_type, rows, interlace=0):
+    """A PNG whose every row (filter byte included) is `rows` bytes of zlib input: zeros compress to almost
+    nothing, so a 9459^2 image is a 174 KB file."""
+    import zlib
+    comp = zlib.compressobj(9)
+    row = b"\0" * rows
+    data = b"".join(comp.compress(row) for _ in range(h if not interlace else 2 * h)) + comp.flush()
+    def chunk(t, d):
+        return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xFFFFFFFF)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, bit_depth, color_type, 0, 0, interlace)) +
+            chunk(b"IDAT", data) + chunk(b"IEND", b""))
+
+
+def big_images(tmp):
+    """Images at the default pixel cap (9459^2), small files that asked for 584-673 MB to decode (issue 25)."""
+    side = 9459
+    out = {"gray16_png": png_file(side, side, 16, 0, 1 + 2 * side), "rgb_png": png_file(side, side, 8, 2, 1 + 3 * side),
+           # Adam7: every pass's rows in one zlib stream; twice h zero rows is more than enough data for its 7 passes.
+           "interlaced_gray_png": png_file(side, side, 8, 0, 1 + side, interlace=1)}
+    paths = {}
+    for name, data in out.items():
+        paths[name] = os.path.join(tmp, "big_" + name + ".png")
+        write(paths[name], data)
+    # Pillow encodes the JPEGs in a process of its own (its 268 MB image never lives in this one).
+    code = ("import sys\nfrom PIL import Image\nim = Image.new('RGB', (%d, %d), (120, 60, 30))\n"
+            "im.save(sys.argv[1], quality=90, subsampling=0, progressive=True)\n"
+            "im.save(sys.argv[2], quality=90, subsampling=0)\n" % (side, side))
+    jpegs = [os.path.join(tmp, "big_progressive_444_jpeg.jpg"), os.path.join(tmp, "big_baseline_444_jpeg.jpg")]
+    if subprocess.run([sys.executable, "-c", code] + jpegs, capture_output=True).returncode == 0:
+        paths["progressive_444_jpeg"], paths["baseline_444_jpeg"] = jpegs
+    else:
+        print("(no Pillow: the 9459^2 JPEG cases are skipped)")
+    return paths
+
+
+def decode_memory_cases(tmp):
+    """Issue 25 class 3: every path that decodes an image stays under 400 MB on images at the pixel cap; those it
+    cannot decode within the budget are refused with one line naming the file and --max_image_pixels."""
+    model = trained_run(tmp)
+    index = os.path.join(tmp, "dm_index")
+    run_case("decode_memory/encode a clean index", ["encode", "--model_name_or_path", model, "--data",
+                                                    os.path.join(model, "demo_data", "validation"), "--output_dir",
+                                                    index], expect_ok=True)
+    refused = {"progressive_444_jpeg", "interlaced_gray_png"}  # their decode needs > 2 bytes per allowed pixel
+    for name, path in big_images(tmp).items():
+        d = os.path.join(tmp, "dm_" + name)
+        os.makedirs(d)
+        write(d + "/captions.jsonl", json.dumps({"image": path, "caption": "a big image"}) + "\n", "w")
+        ok = name not in refused
+        kb = len(open(path, "rb").read()) // 1000
+        tag = "decode_memory/%s (%d KB)" % (name, kb)
+        run_case(tag + " loader", loader(d), expect_ok=ok)
+        run_case(tag + " loader dct off", loader(d, "--jpeg_dct_scaling", "false"), expect_ok=ok and "jpeg" not in name)
+        run_case(tag + " preprocess", ["preprocess", path, "--out", d + "/x.npy"], expect_ok=ok)
+        run_case(tag + " preprocess dct off", ["preprocess", path, "--out", d + "/x.npy", "--jpeg_dct_scaling", "false"],
+                 expect_ok=ok and "jpeg" not in name)
+        run_case(tag + " preprocess train", ["preprocess", path, "--out", d + "/x.npy", "--transform", "train",
+                                             "--sample_seed", "3"], expect_ok=ok)
+        run_case(tag + " evaluate", ["evaluate", "--model_name_or_path", model, "--task", "retrieval", "--validation_file",
+                                     d, "--output_dir", d + "/eval", "--dataloader_num_workers", "1"], expect_ok=ok)
+        run_case(tag + " encode", ["encode", "--model_name_or_path", model, "--data", d, "--output_dir", d + "/index"],
+                 expect_ok=ok)
+        run_case(tag + " search --query_image", ["search", "--index", index, "--query_image", path], expect_ok=ok)
+        if glob.glob(os.path.join(PYTHON_MODULE, "bridgetune", "_native*.so")):  # built with -DBT_PYTHON
+            code = "import sys, bridgetune\ntry:\n    bridgetune.preprocess(sys.argv[1])\nexcept RuntimeError as e:\n" \
+                   "    sys.exit('error: %s' % e)\n"
+            run_case(tag + " python preprocess", None, expect_ok=ok, command=[sys.executable, "-c", code, path])
+
+
+def model_folder(tmp, name, edit):
+    """The trained run's model files (tokenizer included) with its config.json changed by `edit`."""
+    src, d = trained_run(tmp), os.path.join(tmp, "ms_" + name)
+    os.makedirs(d)
+    for f in os.listdir(src):
+        if os.path.isfile(os.path.join(src, f)) and not f.endswith((".png", ".jsonl")):
+            shutil.copy(os.path.join(src, f), d)
+    c = json.load(open(d + "/config.json"))
+    edit(c)
+    write(d + "/config.json", json.dumps(c), "w")
+    return d
+
+
+def model_size_cases(tmp):
+    """Issue 25 class 3: a small config.json inside validate()'s bounds that describes billions of parameters, or an
+    image_size of 8192, is refused before anything is allocated (model/memory_budget.h, check_checkpoint_fits,
+    the preprocess output budget)."""
+    def big(c):
+        c.update(hidden_size=4096, num_attention_heads=16, num_hidden_layers=2)
+        c["text_config"].update(hidden_size=4096, num_attention_heads=16, num_hidden_layers=12, intermediate_size=8192)
+        c["vision_config"].update(hidden_size=1024, num_hidden_layers=12)
+    def image_8192(c):
+        c["vision_config"]["image_size"] = 8192
+    src = trained_run(tmp)
+    data = os.path.join(src, "demo_data", "validation")
+    batch = os.path.join(FIXTURE, "inputs.safetensors")
+    for name, edit in (("2.7e9_parameters", big), ("image_size_8192", image_8192)):
+        m = model_folder(tmp, name, edit)
+        kb = os.path.getsize(m + "/config.json") / 1000
+        tag = "model_size/%s (config %.1f KB)" % (name, kb)
+        run_case(tag + " info", ["info", "--model_name_or_path", m], expect_ok=True)
+        run_case(tag + " train", ["train", "--model_name_or_path", m, "--train_file", data, "--output_dir",
+                                  m + "/run"] + TRAIN_ARGS[:-4], expect_ok=False)
+        run_case(tag + " evaluate", ["evaluate", "--model_name_or_path", m, "--task", "retrieval", "--validation_file",
+                                     data, "--output_dir", m + "/eval"], expect_ok=False)
+        run_case(tag + " encode", ["encode", "--model_name_or_path", m, "--data", data, "--output_dir", m + "/index"],
+                 expect_ok=False)
+        run_case(tag + " forward", ["forward", "--model_name_or_path", m, "--batch", batch, "--out", m + "/o.st"],
+                 expect_ok=False)
+        run_case(tag + " preprocess", ["preprocess", GOOD_JPG, "--model_name_or_path", m, "--out", m + "/x.npy"],
+                 expect_ok=name != "image_size_8192")
+    run_case("model_size/--max_model_bytes below the tiny model forward",
+             ["forward", "--model_name_or_path", FIXTURE, "--batch", batch, "--out", os.path.join(tmp, "ms.st"),
+              "--max_model_bytes", "1000000"], expect_ok=False)
+    run_case("model_size/preprocess --image_size 16384 u8", ["preprocess", GOOD_JPG, "--image_size", "16384", "--format",
+                                                            "u8", "--out", os.path.join(tmp, "ms.npy")], expect_ok=False)
+
+
 def config_cases(tmp):
     base = json.load(open(os.path.join(FIXTURE, "config.json")))
     def variant(**kw):
@@ -422,12 +562,22 @@ def special_file_cases(tmp):
     run_case("special/dev_zero preprocess image", ["preprocess", img, "--out", os.path.join(tmp, "x.npy")], expect_ok=False)
 
 
-def checkpoint_cases(tmp):
-    # A real run to get genuine checkpoints (tiny preset, 2 steps).
+TRAIN_ARGS = ["--max_steps", "2", "--save_steps", "1", "--torch_threads", "1", "--eval_steps", "0", "--image_size", "32",
+              "--per_device_train_batch_size", "4"]
+
+
+def trained_run(tmp):
+    """A real run (tiny preset, 2 steps, its demo data): genuine checkpoints, and a model folder with a tokenizer."""
     src = os.path.join(tmp, "ck_src")
-    args = ["train", "--output_dir", src, "--max_steps", "2", "--save_steps", "1", "--torch_threads", "1",
-            "--eval_steps", "0", "--image_size", "32", "--per_device_train_batch_size", "4"]
-    subprocess.run([EXE] + args, capture_output=True, env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+    if not os.path.exists(os.path.join(src, "train_results.json")):
+        subprocess.run([EXE, "train", "--output_dir", src] + TRAIN_ARGS, capture_output=True,
+                       env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+    return src
+
+
+def checkpoint_cases(tmp):
+    src = trained_run(tmp)
+    args = ["train", "--output_dir", src] + TRAIN_ARGS
     def fresh(name):
         d = os.path.join(tmp, "ck_" + name)
         shutil.copytree(src, d, symlinks=True)
@@ -446,6 +596,35 @@ def checkpoint_cases(tmp):
     d = fresh("old_leftover"); os.rename(d + "/checkpoint-2", d + "/.old-checkpoint-2.99"); resume("old_leftover_restored", d, True)
     d = fresh("hostile_config"); write(d + "/checkpoint-2/config.json", b'{"num_attention_heads": 4294967300}'); resume("hostile_config", d, False)
     d = fresh("optimizer_missing"); os.remove(d + "/checkpoint-2/optimizer.safetensors"); resume("optimizer_missing", d, False)
+    # Issue 25 class 8: links that loop or lead nowhere are named in one line, and never block a resume.
+    d = fresh("link_loop_newest"); os.symlink("checkpoint-3", d + "/checkpoint-3"); resume("link_loop_newest_skipped", d, True)
+    d = fresh("link_loop_pair"); os.symlink("checkpoint-4", d + "/checkpoint-3"); os.symlink("checkpoint-3", d + "/checkpoint-4")
+    resume("link_loop_pair_skipped", d, True)
+    d = fresh("link_dangling"); os.symlink("nowhere", d + "/checkpoint-5"); resume("link_dangling_skipped", d, True)
+    d = fresh("link_loop_only"); [shutil.rmtree(os.path.join(d, c)) for c in os.listdir(d) if c.startswith("checkpoint-")]
+    os.symlink("checkpoint-3", d + "/checkpoint-3"); resume("link_loop_only_checkpoint", d, False)
+    d = fresh("link_loop_named"); os.symlink("checkpoint-3", d + "/checkpoint-3")
+    run_case("checkpoint/link_loop_named_explicitly", [x if x != src else d for x in args] +
+             ["--resume_from_checkpoint", d + "/checkpoint-3"], expect_ok=False)
+
+
+def output_dir_cases(tmp):
+    """--output_dir as a link to nothing, a link loop, or below one: one line naming it, for every command."""
+    model = trained_run(tmp)
+    dirs = {}
+    dirs["dangling_link"] = os.path.join(tmp, "out_dangling")
+    os.symlink(os.path.join(tmp, "nowhere", "deeper"), dirs["dangling_link"])
+    dirs["link_loop"] = os.path.join(tmp, "out_loop")
+    os.symlink(dirs["link_loop"], dirs["link_loop"])
+    dirs["below_dangling_link"] = os.path.join(dirs["dangling_link"], "sub")
+    dirs["below_link_loop"] = os.path.join(dirs["link_loop"], "sub")
+    data = os.path.join(model, "demo_data", "validation")
+    for name, out in dirs.items():
+        run_case("output_dir/%s train" % name, ["train", "--output_dir", out] + TRAIN_ARGS, expect_ok=False)
+        run_case("output_dir/%s evaluate" % name, ["evaluate", "--model_name_or_path", model, "--task", "retrieval",
+                                                     "--validation_file", data, "--output_dir", out], expect_ok=False)
+    run_case("output_dir/link_loop encode", ["encode", "--model_name_or_path", model, "--data", data, "--output_dir",
+                                             dirs["link_loop"]], expect_ok=False)
 
 
 def main():
@@ -453,17 +632,22 @@ def main():
         sys.exit("no %s: build first" % EXE)
     tmp = tempfile.mkdtemp(prefix="bt_hostile_")
     try:
+        only = set(sys.argv[2].split(",")) if len(sys.argv) > 2 else None
         for group in (image_cases, captions_file_cases, tar_cases, parquet_cases, budget_cases, config_cases,
-                      special_file_cases, checkpoint_cases):
-            group(tmp)
+                      special_file_cases, checkpoint_cases, output_dir_cases, decode_memory_cases, model_size_cases):
+            if only is None or group.__name__[: -len("_cases")] in only:
+                group(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     bad = [r for r in results if r[1]]
-    kinds = {k: sum(1 for r in results for p in r[1] if p.startswith(k)) for k in ("crash", "hang", "rss", "raw", "echoed", "not one", "expected", "exit")}
-    print("\n%d runs: %d crashes, %d hangs, %d over the memory limit (unbounded allocations), %d raw control bytes, "
-          "%d echoed contents, %d messy errors, %d unexpected outcomes; slowest %.1f s"
-          % (len(results), kinds["crash"], kinds["hang"], kinds["rss"], kinds["raw"], kinds["echoed"], kinds["not one"],
-             kinds["expected"] + kinds["exit"], max(r[2] for r in results)))
+    kinds = {k: sum(1 for r in results for p in r[1] if p.startswith(k))
+             for k in ("crash", "hang", "rss", "raw", "echoed", "backtrace", "line over", "not one", "expected", "exit")}
+    print("\n%d runs: %d crashes, %d hangs, %d over 400 MB (unbounded allocations), %d raw control bytes, "
+          "%d echoed contents, %d backtraces, %d lines over 2 KB, %d messy errors, %d unexpected outcomes; "
+          "slowest %.1f s, largest peak RSS %d MB"
+          % (len(results), kinds["crash"], kinds["hang"], kinds["rss"], kinds["raw"], kinds["echoed"],
+             kinds["backtrace"], kinds["line over"], kinds["not one"], kinds["expected"] + kinds["exit"],
+             max(r[2] for r in results), max(r[3] for r in results)))
     sys.exit(1 if bad else 0)
 
 

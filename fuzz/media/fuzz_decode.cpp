@@ -1,6 +1,6 @@
-// libFuzzer target for the JPEG/PNG decode wrapper, the transform behind it and the JPEG marker walk
-// (media/jpeg_frame.h): any bytes must either decode or throw bt::Error; never crash, hang, leak or read out of
-// bounds.
+// libFuzzer target for the JPEG/PNG decode wrapper, the transform behind it (a PNG decoded row by row into the
+// resize, the decode budget) and the JPEG marker walk (media/jpeg_frame.h): any bytes must either decode or throw
+// bt::Error; never crash, hang, leak or read out of bounds.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -18,7 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::span<const uint8_t> bytes(data, size);
   static auto scratch = make_scratch();
   try {
-    read_jpeg_frame(bytes);  // the encoded mode's marker walk (loader/decode_only.cpp routes on it)
+    // The encoded mode's marker walk (loader/decode_only.cpp routes on it) and the decode budget's reading of it.
+    (void)jpeg_coefficient_bytes(read_jpeg_frame(bytes));
   } catch (const bt::Error&) {
   }
   try {

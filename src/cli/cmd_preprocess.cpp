@@ -41,11 +41,13 @@ void run(const PreprocessArgs& a) {
   using namespace bt::media;
   TransformSpec spec;
   spec.image_size = a.image_size;
+  std::string size_from = "--image_size";
   if (!a.model.empty()) {  // the model's transform: its image_size (unless given) and mean/std
     const bt::model::BridgeTowerConfig cfg = bt::model::load_pretrained_config(a.hub.resolve(a.model));
-    if (!a.image_size_given) spec.image_size = cfg.vision.image_size;
+    if (!a.image_size_given) spec.image_size = cfg.vision.image_size, size_from = cfg.source + ": vision_config.image_size";
     cfg.image.apply_to(spec);
   }
+  check_preprocess_size(spec.image_size, a.format == "f32", size_from, "--image_size ");
   spec.mode = a.transform == "train" ? TransformMode::kTrain : TransformMode::kEval;
   spec.dct_scaling = a.dct;
   spec.max_image_pixels = a.max_image_pixels;

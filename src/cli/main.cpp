@@ -2,10 +2,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 
 #include "cli/args.h"
 #include "cli/command.h"
 #include "common/error.h"
+#include "common/paths.h"
 #include "common/terminal.h"
 
 namespace bt::cli {
@@ -34,6 +36,10 @@ int main(int argc, char** argv) {
     app.parse(args);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const std::filesystem::filesystem_error& e) {
+    // Not libstdc++'s "filesystem error: status: ... [PATH]": the path first, then why and what to fix.
+    std::fprintf(stderr, "error: %s\n", bt::error_line(bt::filesystem_error_line(e)).c_str());
+    return 1;
   } catch (const std::exception& e) {
     // Messages quote file names and member names from the data: escape control bytes (common/terminal.h).
     std::fprintf(stderr, "error: %s\n", bt::error_line(e.what()).c_str());

@@ -46,6 +46,11 @@ class AlignedBuffer {
     size_ = n;
   }
   void clear() { size_ = 0; }
+  std::size_t capacity() const { return capacity_; }
+  // Gives the memory back when it holds more than max_bytes (a buffer grown for one huge input).
+  void release_above(std::size_t max_bytes) {
+    if (capacity_ * sizeof(T) > max_bytes) AlignedBuffer().swap(*this);
+  }
   void swap(AlignedBuffer& o) noexcept {
     std::swap(data_, o.data_);
     std::swap(size_, o.size_);

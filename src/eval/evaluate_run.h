@@ -37,6 +37,7 @@ struct EvaluateOptions {
   std::string device = "cpu";
   bool bf16 = false;
   bool quiet = false;
+  uint64_t max_model_bytes = 0;  // 0: the machine's free memory (model/memory_budget.h)
 };
 
 // Metric name -> value, as written to eval_results.json.

@@ -70,8 +70,9 @@ void decode_for_device(std::span<const uint8_t> encoded, const media::TransformS
     if (timing) timing->decode_s = std::chrono::duration<double>(Clock::now() - t0).count();
     return;
   }
-  m.plan = media::plan_transform(media::probe_image(encoded, spec.max_image_pixels), spec, sample_seed);
-  media::decode_rgb8(encoded, spec.max_image_pixels, img, m.plan.scale_num);
+  const media::ImageInfo info = media::probe_image(encoded, spec.max_image_pixels);
+  m.plan = media::plan_transform(info, spec, sample_seed);
+  media::decode_rgb8(encoded, info, spec.max_image_pixels, img, m.plan.scale_num);  // within the decode budget
   media::check_decoded_size(m.plan, img.width, img.height);
   const auto t1 = Clock::now();
   // Full-scale train samples resample only their crop rect: pack just that (fewer bytes to upload).

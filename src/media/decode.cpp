@@ -8,6 +8,8 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/machine_memory.h"
+#include "media/jpeg_frame.h"
 
 namespace bt::media {
 namespace {
@@ -92,8 +94,7 @@ void decode_jpeg(std::span<const uint8_t> b, uint64_t max_pixels, ImageU8& out, 
   const bool cmyk = hd.colorspace == TJCS_CMYK || hd.colorspace == TJCS_YCCK;
   int rc;
   if (cmyk) {
-    thread_local AlignedBuffer<uint8_t> tmp;
-    tmp.resize(static_cast<size_t>(w) * h * 4);
+    AlignedBuffer<uint8_t> tmp(static_cast<size_t>(w) * h * 4);  // CMYK JPEGs are rare: not kept between images
     rc = tjDecompress2(tj(), b.data(), b.size(), tmp.data(), w, w * 4, h, TJPF_CMYK, flags);
     if (rc == 0 || tjGetErrorCode(tj()) == TJERR_WARNING) cmyk_to_rgb(tmp.data(), static_cast<size_t>(w) * h, out.pixels.data());
   } else {
@@ -130,6 +131,23 @@ void open_png(SpngCtx& c, std::span<const uint8_t> b, uint64_t max_pixels, spng_
   check_pixels(static_cast<int>(ihdr.width), static_cast<int>(ihdr.height), max_pixels);
 }
 
+bool is_gray16(const spng_ihdr& ihdr) { return ihdr.color_type == SPNG_COLOR_TYPE_GRAYSCALE && ihdr.bit_depth == 16; }
+
+// Pillow opens a 16-bit grey PNG as mode "I" and convert("RGB") clips each value to 255 (not a rescale).
+void gray16_to_rgb8(const uint16_t* g, size_t n, uint8_t* o) {
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t v = g[i] > 255 ? 255 : static_cast<uint8_t>(g[i]);
+    o[3 * i] = o[3 * i + 1] = o[3 * i + 2] = v;
+  }
+}
+
+// The decoded size in `fmt` must be what the header promises (`bytes_per_pixel` per pixel).
+void check_png_size(SpngCtx& c, int fmt, size_t n, size_t bytes_per_pixel) {
+  size_t len = 0;
+  check_spng(spng_decoded_image_size(c.ctx, fmt, &len), "size");
+  if (len != n * bytes_per_pixel) fail("corrupt PNG (unexpected decoded size)");
+}
+
 void decode_png(std::span<const uint8_t> b, uint64_t max_pixels, ImageU8& out) {
   SpngCtx c;
   spng_ihdr ihdr{};
@@ -137,24 +155,15 @@ void decode_png(std::span<const uint8_t> b, uint64_t max_pixels, ImageU8& out) {
   const int w = static_cast<int>(ihdr.width), h = static_cast<int>(ihdr.height);
   out.reset(w, h);
   const size_t n = static_cast<size_t>(w) * h;
-  size_t len = 0;
-  if (ihdr.color_type == SPNG_COLOR_TYPE_GRAYSCALE && ihdr.bit_depth == 16) {
-    // Pillow opens this as mode "I" and convert("RGB") clips each value to 255 (not a rescale).
-    check_spng(spng_decoded_image_size(c.ctx, SPNG_FMT_PNG, &len), "size");
-    if (len != n * 2) fail("corrupt PNG (unexpected 16-bit gray size)");
-    thread_local AlignedBuffer<uint16_t> tmp;
-    tmp.resize(n);
-    check_spng(spng_decode_image(c.ctx, tmp.data(), len, SPNG_FMT_PNG, 0), "image data");
-    uint8_t* o = out.pixels.data();
-    for (size_t i = 0; i < n; ++i) {
-      const uint8_t v = tmp[i] > 255 ? 255 : static_cast<uint8_t>(tmp[i]);
-      o[3 * i] = o[3 * i + 1] = o[3 * i + 2] = v;
-    }
+  if (is_gray16(ihdr)) {
+    check_png_size(c, SPNG_FMT_PNG, n, 2);
+    AlignedBuffer<uint16_t> tmp(n);  // not kept: the CPU transform decodes non-interlaced PNGs row by row
+    check_spng(spng_decode_image(c.ctx, tmp.data(), n * 2, SPNG_FMT_PNG, 0), "image data");
+    gray16_to_rgb8(tmp.data(), n, out.pixels.data());
     return;
   }
-  check_spng(spng_decoded_image_size(c.ctx, SPNG_FMT_RGB8, &len), "size");
-  if (len != n * 3) fail("corrupt PNG (unexpected RGB8 size)");
-  check_spng(spng_decode_image(c.ctx, out.pixels.data(), len, SPNG_FMT_RGB8, 0), "image data");
+  check_png_size(c, SPNG_FMT_RGB8, n, 3);
+  check_spng(spng_decode_image(c.ctx, out.pixels.data(), n * 3, SPNG_FMT_RGB8, 0), "image data");
 }
 
 }  // namespace
@@ -181,16 +190,45 @@ ImageInfo probe_image(std::span<const uint8_t> b, uint64_t max_pixels) {
     const JpegHeader hd = jpeg_header(b);
     info.width = hd.width;
     info.height = hd.height;
+    if (hd.colorspace == TJCS_CMYK || hd.colorspace == TJCS_YCCK) info.temp_bytes_per_pixel = 4;
+    info.coefficient_bytes = jpeg_coefficient_bytes(read_jpeg_frame(b));  // TurboJPEG parsed it: well formed
   } else {
     SpngCtx c;
     spng_ihdr ihdr{};
     open_png(c, b, max_pixels, ihdr);
     info.width = static_cast<int>(ihdr.width);
     info.height = static_cast<int>(ihdr.height);
+    info.interlaced = ihdr.interlace_method != 0;
+    if (is_gray16(ihdr)) info.temp_bytes_per_pixel = 2;
   }
   check_pixels(info.width, info.height, max_pixels);
   return info;
 }
+
+uint64_t decode_bytes(const ImageInfo& info, int scale_num) {
+  const int s = info.format == ImageFormat::kJpeg ? scale_num : 8;
+  const uint64_t pixels = uint64_t(jpeg_scaled(info.width, s)) * uint64_t(jpeg_scaled(info.height, s));
+  return pixels * uint64_t(3 + info.temp_bytes_per_pixel) + info.coefficient_bytes;
+}
+
+uint64_t decode_budget(uint64_t max_pixels) {
+  constexpr uint64_t kFloor = uint64_t(64) << 20;
+  return max_pixels > UINT64_MAX / 4 ? UINT64_MAX / 2 : std::max(kFloor, 2 * max_pixels);
+}
+
+void check_decode_budget(const ImageInfo& info, uint64_t bytes, uint64_t max_pixels) {
+  const uint64_t budget = decode_budget(max_pixels);
+  if (bytes <= budget) return;
+  const char* kind = info.format == ImageFormat::kPng  ? (info.interlaced ? "interlaced PNG" : "PNG")
+                     : info.coefficient_bytes > 0     ? "progressive or multi-scan JPEG"
+                                                      : "JPEG";
+  fail("image ", info.width, "x", info.height, " (", kind, ") needs ", bytes_str(bytes),
+       " to decode, more than the ", bytes_str(budget), " one image may take (2 bytes per --max_image_pixels pixel, ",
+       max_pixels, "): raise --max_image_pixels to allow it, or re-encode the image smaller",
+       info.format == ImageFormat::kJpeg && info.coefficient_bytes == 0 ? " (or keep --jpeg_dct_scaling on)" : "");
+}
+
+bool png_streams(const ImageInfo& info) { return info.format == ImageFormat::kPng && !info.interlaced; }
 
 int choose_jpeg_scale(int width, int height, double region_w, double region_h, int size) {
   int n = 8;
@@ -206,11 +244,65 @@ int choose_jpeg_scale(int width, int height, double region_w, double region_h, i
   return n;
 }
 
-void decode_rgb8(std::span<const uint8_t> b, uint64_t max_pixels, ImageU8& out, int jpeg_scale_num) {
-  if (require_format(b) == ImageFormat::kJpeg)
+void decode_rgb8(std::span<const uint8_t> b, const ImageInfo& info, uint64_t max_pixels, ImageU8& out,
+                 int jpeg_scale_num) {
+  check_decode_budget(info, decode_bytes(info, jpeg_scale_num), max_pixels);
+  if (info.format == ImageFormat::kJpeg)
     decode_jpeg(b, max_pixels, out, jpeg_scale_num);
   else
     decode_png(b, max_pixels, out);
+}
+
+void decode_rgb8(std::span<const uint8_t> b, uint64_t max_pixels, ImageU8& out, int jpeg_scale_num) {
+  decode_rgb8(b, probe_image(b, max_pixels), max_pixels, out, jpeg_scale_num);
+}
+
+struct PngRowDecoder::Impl {
+  SpngCtx c;
+  spng_ihdr ihdr{};
+  AlignedBuffer<uint8_t>* block = nullptr;
+  AlignedBuffer<uint16_t> gray16;  // one row of a 16-bit grey PNG before the clip to RGB8
+  int next = 0;                    // rows decoded so far
+};
+
+PngRowDecoder::PngRowDecoder(std::span<const uint8_t> png, uint64_t max_pixels, AlignedBuffer<uint8_t>& block)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& d = *impl_;
+  d.block = &block;
+  open_png(d.c, png, max_pixels, d.ihdr);
+  if (d.ihdr.interlace_method != 0) fail("interlaced PNG cannot be decoded row by row");
+  const size_t w = d.ihdr.width;
+  const int fmt = is_gray16(d.ihdr) ? SPNG_FMT_PNG : SPNG_FMT_RGB8;
+  check_png_size(d.c, fmt, w * d.ihdr.height, is_gray16(d.ihdr) ? 2 : 3);
+  if (is_gray16(d.ihdr)) d.gray16.resize(w);
+  check_spng(spng_decode_image(d.c.ctx, nullptr, 0, fmt, SPNG_DECODE_PROGRESSIVE), "image data");
+}
+
+PngRowDecoder::~PngRowDecoder() = default;
+int PngRowDecoder::width() const { return static_cast<int>(impl_->ihdr.width); }
+int PngRowDecoder::height() const { return static_cast<int>(impl_->ihdr.height); }
+
+const uint8_t* PngRowDecoder::rows(int y, int n, size_t* stride) {
+  Impl& d = *impl_;
+  const size_t row = size_t(d.ihdr.width) * 3;
+  if (y < d.next || n < 1 || y + n > height()) fail("PNG rows ", y, "..", y + n, " requested out of order");
+  d.block->resize(row * size_t(n) + 64);
+  for (; d.next < y + n; ++d.next) {
+    // Rows before y are decoded into the first slot and overwritten: a PNG's rows only come in order.
+    uint8_t* dst = d.block->data() + row * size_t(std::max(0, d.next - y));
+    int rc;
+    if (d.gray16.empty()) {
+      rc = spng_decode_row(d.c.ctx, dst, row);
+    } else {
+      rc = spng_decode_row(d.c.ctx, d.gray16.data(), d.gray16.size() * 2);
+      if (rc == 0 || rc == SPNG_EOI) gray16_to_rgb8(d.gray16.data(), d.gray16.size(), dst);
+    }
+    // SPNG_EOI comes with the last row; before it, the data ended early.
+    if (rc == SPNG_EOI && d.next + 1 != height()) rc = SPNG_EOF;
+    if (rc != 0 && rc != SPNG_EOI) check_spng(rc, "image data");
+  }
+  *stride = row;
+  return d.block->data();
 }
 
 }  // namespace bt::media

@@ -1,5 +1,6 @@
 #include "media/jpeg_frame.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <string>
@@ -45,7 +46,43 @@ bool ends_with_eoi(std::span<const uint8_t> b) {
   return k >= 4 && b[k - 2] == 0xFF && b[k - 1] == 0xD9;
 }
 
+// After the SOF at `pos`: the component count of the first SOS, 0 if a malformed segment or the end comes first.
+int first_scan_components(std::span<const uint8_t> b, size_t pos) {
+  const size_t n = b.size();
+  for (;;) {
+    while (pos < n && b[pos] != 0xFF) ++pos;
+    while (pos < n && b[pos] == 0xFF) ++pos;
+    if (pos >= n) return 0;
+    const int marker = b[pos++];
+    if (is_standalone(marker)) continue;
+    if (marker == 0xD9 || pos + 2 > n) return 0;
+    const size_t len = static_cast<size_t>(be16(b.data() + pos));
+    if (len < 3 || pos + len > n) return 0;
+    if (marker == 0xDA) return b[pos + 2];
+    pos += len;
+  }
+}
+
 }  // namespace
+
+uint64_t jpeg_coefficient_bytes(const JpegFrame& f) {
+  const bool progressive = f.sof == 2 || f.sof == 6 || f.sof == 10 || f.sof == 14;
+  const bool one_scan = f.scan_components == 0 || f.scan_components >= f.num_components;
+  if (!progressive && one_scan) return 0;
+  int hmax = 1, vmax = 1;
+  for (int c = 0; c < f.num_components; ++c) {
+    hmax = std::max(hmax, f.components[c].h);
+    vmax = std::max(vmax, f.components[c].v);
+  }
+  uint64_t blocks = 0;
+  for (int c = 0; c < f.num_components; ++c) {
+    const uint64_t h = std::max(1, f.components[c].h), v = std::max(1, f.components[c].v);
+    const uint64_t bw = (uint64_t(f.width) * h + 8 * hmax - 1) / (8 * hmax);
+    const uint64_t bh = (uint64_t(f.height) * v + 8 * vmax - 1) / (8 * vmax);
+    blocks += (bw + h - 1) / h * h * ((bh + v - 1) / v * v);
+  }
+  return blocks * 128;  // 64 coefficients of 2 bytes
+}
 
 JpegFrame read_jpeg_frame(std::span<const uint8_t> b) {
   const size_t n = b.size();
@@ -68,6 +105,7 @@ JpegFrame read_jpeg_frame(std::span<const uint8_t> b) {
     if (marker == 0xEE && seg_len >= 12 && std::memcmp(seg, "Adobe", 5) == 0) f.adobe_transform = seg[11];
     if (is_sof(marker)) {
       read_sof(marker, seg, seg_len, f);
+      f.scan_components = first_scan_components(b, pos + len);
       return f;
     }
     pos += len;

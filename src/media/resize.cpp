@@ -13,7 +13,7 @@ namespace {
 // Source rows per horizontal block. The block is transposed so that each horizontal tap becomes a
 // contiguous run of kBlock * 3 bytes with one weight, the same shape as the vertical pass, which the
 // SIMD multiply-accumulate handles at full width.
-constexpr int kBlock = 32;
+constexpr int kBlock = kResizeRowBlock;
 constexpr size_t kColBytes = kBlock * 3 + 4;  // +4: the transposers' 16-byte moves of 12 bytes spill into it
 
 // Horizontal pass over source rows [y0, y1), output columns [ox, ox + nw) of the coefficient table,
@@ -53,6 +53,29 @@ void vertical_pass(const uint8_t* in, size_t in_stride, int row_offset, const Re
   }
 }
 
+void check_sizes(int w, int h, int out_w, int out_h, const Window& win) {
+  if (w <= 0 || h <= 0 || out_w <= 0 || out_h <= 0)
+    fail("resize: bad sizes (", w, "x", h, " -> ", out_w, "x", out_h, ")");
+  if (win.x < 0 || win.y < 0 || win.w <= 0 || win.h <= 0 || win.x + win.w > out_w || win.y + win.h > out_h)
+    fail("resize: window ", win.w, "x", win.h, "+", win.x, "+", win.y, " outside ", out_w, "x", out_h);
+}
+
+bool needs_h(int w, const Box& box, int out_w) { return out_w != w || box.x0 != 0 || box.x1 != out_w; }
+bool needs_v(int h, const Box& box, int out_h) { return out_h != h || box.y0 != 0 || box.y1 != out_h; }
+
+// The source rows [first, end) a vertical table reads.
+struct RowSpan {
+  int first, end;
+};
+RowSpan table_rows(const ResampleCoeffs& vc, int h, int n) {
+  int y0 = h, y1 = 0;
+  for (int y = 0; y < n; ++y) {
+    y0 = std::min(y0, vc.bounds[y].first);
+    y1 = std::max(y1, vc.bounds[y].first + vc.bounds[y].count);
+  }
+  return {y0, y1};
+}
+
 void flip_rows(uint8_t* dst, size_t dst_stride, int w, int h) {
   for (int y = 0; y < h; ++y) {
     uint8_t* p = dst + static_cast<size_t>(y) * dst_stride;
@@ -66,12 +89,9 @@ void flip_rows(uint8_t* dst, size_t dst_stride, int w, int h) {
 void resize_rgb8(const uint8_t* src, int w, int h, size_t stride, const Box& box, int out_w, int out_h,
                  const Window& win, uint8_t* dst, size_t dst_stride, ResizeScratch& s, bool hflip,
                  Filter filter) {
-  if (w <= 0 || h <= 0 || out_w <= 0 || out_h <= 0 || stride < static_cast<size_t>(w) * 3)
-    fail("resize: bad sizes (", w, "x", h, " -> ", out_w, "x", out_h, ")");
-  if (win.x < 0 || win.y < 0 || win.w <= 0 || win.h <= 0 || win.x + win.w > out_w || win.y + win.h > out_h)
-    fail("resize: window ", win.w, "x", win.h, "+", win.x, "+", win.y, " outside ", out_w, "x", out_h);
-  const bool need_h = out_w != w || box.x0 != 0 || box.x1 != out_w;
-  const bool need_v = out_h != h || box.y0 != 0 || box.y1 != out_h;
+  check_sizes(w, h, out_w, out_h, win);
+  if (stride < static_cast<size_t>(w) * 3) fail("resize: bad stride ", stride, " for width ", w);
+  const bool need_h = needs_h(w, box, out_w), need_v = needs_v(h, box, out_h);
   const size_t nbytes = static_cast<size_t>(win.w) * 3;
 
   if (!need_h && !need_v) {
@@ -90,15 +110,49 @@ void resize_rgb8(const uint8_t* src, int w, int h, size_t stride, const Box& box
       for (int y = 0; y < win.h; ++y) std::memcpy(dst + y * dst_stride, s.tmp.data() + y * nbytes, nbytes);
     } else {
       const ResampleCoeffs vc = compute_resample_coeffs_range(h, box.y0, box.y1, out_h, win.y, win.h, filter);
-      int y0 = h, y1 = 0;
-      for (int y = 0; y < win.h; ++y) {
-        y0 = std::min(y0, vc.bounds[y].first);
-        y1 = std::max(y1, vc.bounds[y].first + vc.bounds[y].count);
-      }
+      const auto [y0, y1] = table_rows(vc, h, win.h);
       s.tmp.resize(static_cast<size_t>(y1 - y0) * nbytes + 1);
       horizontal_pass(src, w, stride, y0, y1, hc, 0, win.w, s.tmp.data(), s);
       vertical_pass(s.tmp.data(), nbytes, y0, vc, 0, win.h, nbytes, dst, dst_stride);
     }
+  }
+  if (hflip) flip_rows(dst, dst_stride, win.w, win.h);
+}
+
+uint64_t resize_scratch_bytes(int src_w, int rows, int win_w) {
+  return uint64_t(rows) * uint64_t(win_w) * 3 + (uint64_t(src_w) + uint64_t(win_w)) * kColBytes;
+}
+
+void resize_rgb8_rows(const RowReader& read, int w, int h, const Box& box, int out_w, int out_h, const Window& win,
+                      uint8_t* dst, size_t dst_stride, ResizeScratch& s, bool hflip, Filter filter) {
+  check_sizes(w, h, out_w, out_h, win);
+  const bool need_h = needs_h(w, box, out_w), need_v = needs_v(h, box, out_h);
+  const size_t nbytes = static_cast<size_t>(win.w) * 3;
+  ResampleCoeffs vc;
+  RowSpan rows{win.y, win.y + win.h};
+  if (need_v) {
+    vc = compute_resample_coeffs_range(h, box.y0, box.y1, out_h, win.y, win.h, filter);
+    rows = table_rows(vc, h, win.h);
+  }
+  ResampleCoeffs hc;
+  if (need_h) hc = compute_resample_coeffs_range(w, box.x0, box.x1, out_w, win.x, win.w, filter);
+  // The window's columns of every needed row, resampled horizontally block by block as the rows arrive.
+  s.tmp.resize(static_cast<size_t>(rows.end - rows.first) * nbytes + 1);
+  for (int b0 = rows.first; b0 < rows.end; b0 += kBlock) {
+    const int nb = std::min(kBlock, rows.end - b0);
+    size_t stride = 0;
+    const uint8_t* src = read(b0, nb, &stride);
+    uint8_t* out = s.tmp.data() + static_cast<size_t>(b0 - rows.first) * nbytes;
+    if (need_h) {
+      horizontal_pass(src, w, stride, 0, nb, hc, 0, win.w, out, s);
+    } else {
+      for (int r = 0; r < nb; ++r) std::memcpy(out + r * nbytes, src + r * stride + static_cast<size_t>(win.x) * 3, nbytes);
+    }
+  }
+  if (need_v) {
+    vertical_pass(s.tmp.data(), nbytes, rows.first, vc, 0, win.h, nbytes, dst, dst_stride);
+  } else {
+    for (int y = 0; y < win.h; ++y) std::memcpy(dst + y * dst_stride, s.tmp.data() + y * nbytes, nbytes);
   }
   if (hflip) flip_rows(dst, dst_stride, win.w, win.h);
 }

@@ -8,6 +8,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 #include "common/aligned_buffer.h"
 #include "media/resample_coeffs.h"
@@ -33,6 +34,23 @@ struct ResizeScratch {
 void resize_rgb8(const uint8_t* src, int w, int h, size_t stride, const Box& box, int out_w, int out_h,
                  const Window& win, uint8_t* dst, size_t dst_stride, ResizeScratch& scratch,
                  bool hflip = false, Filter filter = Filter::kBicubic);
+
+// Source rows are resampled horizontally in blocks of this many.
+inline constexpr int kResizeRowBlock = 32;
+
+// The same resize of a source read top to bottom (a PNG decoded row by row, media/decode.h PngRowDecoder):
+// read(y, n, &stride) returns source rows [y, y + n) (w pixels each, `stride` bytes apart, readable up to 16 bytes
+// past the last pixel; n <= kResizeRowBlock), called with increasing y, only for the rows the window needs. Each block of rows is
+// resampled horizontally as it arrives, so only the window's intermediate (rows x win.w) is held, never the source.
+// Bit-identical to resize_rgb8 on the same pixels.
+using RowReader = std::function<const uint8_t*(int y, int n, size_t* stride)>;
+void resize_rgb8_rows(const RowReader& read, int w, int h, const Box& box, int out_w, int out_h, const Window& win,
+                      uint8_t* dst, size_t dst_stride, ResizeScratch& scratch, bool hflip = false,
+                      Filter filter = Filter::kBicubic);
+
+// The bytes a ResizeScratch grows to for a window of win_w columns over `rows` source rows src_w columns wide:
+// the intermediate (rows x win_w) and the transposed column blocks.
+uint64_t resize_scratch_bytes(int src_w, int rows, int win_w);
 
 // Whole-image convenience: Pillow's im.resize((out_w, out_h), BICUBIC).
 inline void resize_rgb8(const uint8_t* src, int w, int h, int out_w, int out_h, uint8_t* dst,

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 
 namespace bt::media {
 
@@ -67,6 +68,14 @@ void transform_to_u8(std::span<const uint8_t> encoded, const TransformSpec& spec
 
 void normalize_hwc_to_chw(const uint8_t* hwc, int width, int height, float* chw,
                           const float mean[3] = kClipMean, const float std[3] = kClipStd);
+// `preprocess` (the CLI and the Python module's preprocess()) holds one image's output whole: the uint8 HWC square
+// (3 bytes a pixel) and, for float output, the normalised CHW one (12 more). At most kMaxPreprocessBytes, so a
+// config.json's image_size of 8192 (1 GB of output) is refused before any of it is allocated; with the decode
+// budget (media/decode.h) and the process itself one preprocess stays under 400 MB. Throws naming `what` (the
+// flag or the config field image_size came from) and the largest image_size that fits, to pass with `flag`.
+inline constexpr uint64_t kMaxPreprocessBytes = uint64_t(64) << 20;
+void check_preprocess_size(int image_size, bool float_output, const std::string& what, const std::string& flag);
+
 // The spec's square output (image_size^2 pixels) with the spec's mean/std.
 inline void normalize_hwc_to_chw(const uint8_t* hwc, const TransformSpec& spec, float* chw) {
   normalize_hwc_to_chw(hwc, spec.image_size, spec.image_size, chw, spec.mean.data(), spec.std.data());

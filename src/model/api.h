@@ -16,8 +16,10 @@ std::string describe(const BridgeTowerConfig& c);
 
 // Runs BridgeTowerForContrastiveLearning from `model_dir` in eval mode on the batch file `batch_path`
 // (pixel_values F32 [B,3,S,S], input_ids and attention_mask integer [B,L]) and writes text_embeds,
-// image_embeds, cross_embeds, logits and loss to `out_path` (safetensors, F32).
-void forward_file(const std::string& model_dir, const std::string& batch_path, const std::string& out_path);
+// image_embeds, cross_embeds, logits and loss to `out_path` (safetensors, F32). max_model_bytes: as
+// --max_model_bytes (model/memory_budget.h; 0: the machine's memory).
+void forward_file(const std::string& model_dir, const std::string& batch_path, const std::string& out_path,
+                  uint64_t max_model_bytes = 0);
 
 // Torch intra-op threads (n <= 0: all cores); OpenBLAS, if loaded, is pinned to 1 thread so it does not
 // oversubscribe on top of torch's pool.

@@ -15,6 +15,7 @@
 #include "model/api.h"
 #include "model/config.h"
 #include "model/grad_checkpoint.h"
+#include "model/memory_budget.h"
 #include "model/modules.h"
 
 namespace bt::model {
@@ -72,7 +73,8 @@ class PretrainedModel : public torch::nn::Module {
   // under "bridgetower.") may be absent and keep their init. As from_pretrained: checkpoint tensors this model
   // has no place for (other heads, position_ids) are skipped; skipped and missing heads are each named in one
   // line on stderr.
-  void load_weights(const std::string& dir, bool allow_missing_heads = false);
+  // check_only: every check above, nothing copied or printed (on a meta-device model: check_checkpoint_fits).
+  void load_weights(const std::string& dir, bool allow_missing_heads = false, bool check_only = false);
   // config.json (architectures = this class) + model.safetensors (F32, every parameter) +
   // preprocessor_config.json (the vision image_size and config().image's mean/std), all atomic.
   void save_pretrained(const std::string& dir) const;
@@ -134,10 +136,17 @@ class BridgeTowerForMaskedLMImpl : public PretrainedModel {
 };
 TORCH_MODULE(BridgeTowerForMaskedLM);
 
-// Reads dir/config.json (and preprocessor_config.json: load_pretrained_config), builds the model and loads its
-// weights. Heads absent from the checkpoint (e.g. a plain BridgeTowerModel checkpoint) keep their random init
-// when allow_missing_heads.
-BridgeTowerForContrastiveLearning load_contrastive(const std::string& dir, bool allow_missing_heads = false);
+// Throws, as load_weights() would, unless dir's checkpoint fills the model of config `c` (names, shapes, dtypes),
+// without allocating it (the model is built on the meta device): a config.json describing a larger model than its
+// checkpoint holds is refused before the model takes its memory.
+void check_checkpoint_fits(const BridgeTowerConfig& c, const std::string& dir, bool allow_missing_heads);
+
+// Reads dir/config.json (and preprocessor_config.json: load_pretrained_config), checks the model's memory
+// (model/memory_budget.h) and that the checkpoint fits it, then builds the model and loads its weights. Heads
+// absent from the checkpoint (e.g. a plain BridgeTowerModel checkpoint) keep their random init when
+// allow_missing_heads.
+BridgeTowerForContrastiveLearning load_contrastive(const std::string& dir, const ModelBudget& budget = {},
+                                                   bool allow_missing_heads = false);
 
 // AdamW parameter groups, HF Trainer style: biases and LayerNorm weights get no weight decay.
 struct ParamGroups {

@@ -185,7 +185,7 @@ std::string joined(const std::vector<std::string>& names) {
 
 }  // namespace
 
-void PretrainedModel::load_weights(const std::string& dir, bool allow_missing_heads) {
+void PretrainedModel::load_weights(const std::string& dir, bool allow_missing_heads, bool check_only) {
   CheckpointFiles files;
   open_checkpoint(files, dir);
   auto& avail = files.tensors;
@@ -224,12 +224,14 @@ void PretrainedModel::load_weights(const std::string& dir, bool allow_missing_he
           s.dtype == st::DType::F64))
       bt::fail(s.file, ": tensor '", it->first, "' has dtype ", st::dtype_name(s.dtype),
                ", expected a floating-point type");
-    copy_into(p, s);
     used.insert(it->first);
+    if (check_only) continue;
+    copy_into(p, s);
     if (s.torch_file && --uses[{s.torch_file, s.storage_id}] == 0) s.torch_file->release(s.storage_id);
   }
   // from_pretrained's rules: extra tensors (other heads, position_ids buffers) are skipped, missing heads keep
   // the initialisation the constructor gave them; both are named once.
+  if (check_only) return;
   std::vector<std::string> skipped;
   for (const auto& kv : avail)
     if (!used.count(kv.first)) skipped.push_back(kv.first);
@@ -256,8 +258,17 @@ void PretrainedModel::save_pretrained(const std::string& dir) const {
   write_preprocessor_config(dir + "/preprocessor_config.json", cfg_.vision.image_size, cfg_.image);
 }
 
-BridgeTowerForContrastiveLearning load_contrastive(const std::string& dir, bool allow_missing_heads) {
-  BridgeTowerForContrastiveLearning m(load_pretrained_config(dir));
+void check_checkpoint_fits(const BridgeTowerConfig& c, const std::string& dir, bool allow_missing_heads) {
+  BridgeTowerForContrastiveLearning(c, torch::TensorOptions().device(torch::kMeta))
+      ->load_weights(dir, allow_missing_heads, /*check_only=*/true);
+}
+
+BridgeTowerForContrastiveLearning load_contrastive(const std::string& dir, const ModelBudget& budget,
+                                                   bool allow_missing_heads) {
+  const BridgeTowerConfig c = load_pretrained_config(dir);
+  check_model_memory(c, budget);
+  check_checkpoint_fits(c, dir, allow_missing_heads);
+  BridgeTowerForContrastiveLearning m(c);
   m->load_weights(dir, allow_missing_heads);
   return m;
 }
@@ -337,8 +348,9 @@ std::string describe(const BridgeTowerConfig& c) {
                  ", link tower ", c.link_tower_type, ", contrastive dim ", c.contrastive_hidden_size, "\n");
 }
 
-void forward_file(const std::string& model_dir, const std::string& batch_path, const std::string& out_path) {
-  auto model = load_contrastive(model_dir);
+void forward_file(const std::string& model_dir, const std::string& batch_path, const std::string& out_path,
+                  uint64_t max_model_bytes) {
+  auto model = load_contrastive(model_dir, ModelBudget{false, 1, max_model_bytes});
   model->eval();
   auto batch = load_tensors(batch_path);
   auto get = [&](const char* name, bool integer) {

@@ -78,6 +78,7 @@ pyb::object preprocess(const pyb::object& src, int image_size,
                        const std::string& transform, uint64_t seed, int jpeg_dct_scaling, std::array<float, 3> mean,
                        std::array<float, 3> std) {
   if (image_size < 1 || image_size > 16384) fail("image_size must be in 1..16384 (got ", image_size, ")");
+  media::check_preprocess_size(image_size, true, "image_size", "image_size=");
   media::TransformSpec spec = transform_spec(image_size, transform, jpeg_dct_scaling);
   spec.mean = mean;
   spec.std = std;

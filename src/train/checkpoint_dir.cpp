@@ -15,6 +15,7 @@
 #include "common/error.h"
 #include "common/file_gate.h"
 #include "common/json.h"
+#include "common/paths.h"
 #include "common/terminal.h"
 #include "train/model_selection.h"
 
@@ -55,7 +56,7 @@ void StagedDir::commit() {
   fsync_dir(tmp_);
   std::error_code ec;
   fs::path old;
-  if (fs::exists(final_)) {
+  if (fs::exists(fs::symlink_status(final_, ec))) {  // a broken link of that name is moved aside too
     // Move the previous folder of the same name aside first: rename() cannot replace a non-empty folder.
     old = parent_ / (".old-" + final_.filename().string() + unique_suffix());
     fs::remove_all(old, ec);
@@ -69,18 +70,25 @@ void StagedDir::commit() {
   if (!old.empty()) fs::remove_all(old, ec);
 }
 
-std::vector<CheckpointRef> list_checkpoints(const fs::path& output_dir) {
+std::vector<CheckpointRef> list_checkpoints(const fs::path& output_dir, std::vector<std::string>* broken) {
   std::vector<CheckpointRef> out;
   std::error_code ec;
   if (!fs::is_directory(output_dir, ec)) return out;
   for (const auto& e : fs::directory_iterator(output_dir, ec)) {
     const std::string name = e.path().filename().string();
     constexpr std::string_view prefix = "checkpoint-";
-    if (!e.is_directory() || name.rfind(prefix, 0) != 0 || name.size() == prefix.size()) continue;
+    if (name.rfind(prefix, 0) != 0 || name.size() == prefix.size()) continue;
     const std::string digits = name.substr(prefix.size());
     if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
         digits.size() > 15)
       continue;
+    // The error_code form: a link loop named checkpoint-N must not throw out of the listing (it blocked resume).
+    std::error_code ec2;
+    if (!e.is_directory(ec2)) {
+      const std::string why = ec2 ? path_error_reason(ec2) : broken_link_problem(e.path());
+      if (broken && !why.empty()) broken->push_back(name + ": " + why);
+      continue;
+    }
     out.push_back({std::stoll(digits), e.path()});
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.step < b.step; });
@@ -129,7 +137,8 @@ std::string safetensors_problem(const fs::path& path) {
 
 fs::path resume_state_file(const fs::path& dir) {
   const fs::path state = dir / kResumeStateFile, legacy = dir / "trainer_state.json";
-  if (fs::exists(state) || !fs::exists(legacy)) return state;
+  std::error_code ec;
+  if (fs::exists(state, ec) || !fs::exists(legacy, ec)) return state;
   const auto j = read_state_json(legacy, nullptr);
   const bool ours = !j.is_discarded() && j.is_object() && j.value("format", "") == "bridgetune-trainer-state-1";
   return ours ? legacy : state;
@@ -156,10 +165,14 @@ fs::path resolve_resume_dir(const std::string& value, const fs::path& output_dir
   if (value == "latest") {
     // Before choosing: a kill mid-replace may have left the newest checkpoint under .old-*.
     remove_stale_staging(output_dir);
-    auto cks = list_checkpoints(output_dir);
+    std::vector<std::string> broken;
+    auto cks = list_checkpoints(output_dir, &broken);
+    for (const std::string& b : broken) std::fprintf(stderr, "warning: skipping %s\n", printable(b).c_str());
     if (cks.empty())
       fail("--resume_from_checkpoint latest: no checkpoint-N folder in ", output_dir.string(),
-           " (train with --save_steps first, or name a checkpoint folder)");
+           broken.empty() ? " (train with --save_steps first, or name a checkpoint folder)"
+                          : " but broken links (see the warnings above): remove them, or start over with "
+                            "--overwrite_output_dir");
     for (auto it = cks.rbegin(); it != cks.rend(); ++it) {
       const std::string why = checkpoint_problem(it->path);
       if (why.empty()) return it->path;
@@ -169,8 +182,12 @@ fs::path resolve_resume_dir(const std::string& value, const fs::path& output_dir
          " is complete (see the warnings above); start over with --overwrite_output_dir");
   }
   fs::path p(value);
-  if (!fs::is_directory(p)) fail("--resume_from_checkpoint: ", value, " is not a folder");
-  if (!fs::exists(resume_state_file(p)))
+  std::error_code ec;
+  if (!fs::is_directory(p, ec)) {
+    const std::string link = broken_link_problem(p);
+    fail("--resume_from_checkpoint ", value, ": ", !link.empty() ? link : ec ? path_error_reason(ec) : "not a folder");
+  }
+  if (!fs::exists(resume_state_file(p), ec))
     fail("--resume_from_checkpoint: ", value, " has no ", kResumeStateFile, " (not a bridgetune checkpoint)");
   return p;
 }
@@ -212,7 +229,7 @@ void remove_stale_staging(const fs::path& output_dir) {
   for (const auto& p : old) {
     std::string name = p.filename().string().substr(5);  // "checkpoint-N.<pid>"
     name = name.substr(0, name.rfind('.'));
-    if (!fs::exists(output_dir / name)) fs::rename(p, output_dir / name, ec);
+    if (!fs::exists(fs::symlink_status(output_dir / name, ec))) fs::rename(p, output_dir / name, ec);
     else fs::remove_all(p, ec);
   }
 }

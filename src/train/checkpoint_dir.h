@@ -38,8 +38,10 @@ struct CheckpointRef {
   fs::path path;
 };
 
-// checkpoint-N folders of output_dir, sorted by N (folders whose name does not parse are ignored).
-std::vector<CheckpointRef> list_checkpoints(const fs::path& output_dir);
+// checkpoint-N folders of output_dir, sorted by N (folders whose name does not parse are ignored). An entry named
+// checkpoint-N that cannot be followed (a symbolic link loop, a link to nothing) is not listed: when `broken` is
+// given it gets "checkpoint-N: why" for each.
+std::vector<CheckpointRef> list_checkpoints(const fs::path& output_dir, std::vector<std::string>* broken = nullptr);
 // The file of a checkpoint holding bridgetune's exact-resume state (data position, loss sums, settings):
 // bridgetune_state.json. Checkpoints written before the Hugging Face trainer_state.json joined them kept that state
 // in trainer_state.json (format "bridgetune-trainer-state-1"): such a folder's trainer_state.json is returned.
@@ -50,8 +52,8 @@ fs::path resume_state_file(const fs::path& checkpoint_dir);
 // within the file). Cheap: reads the small JSON files and the safetensors headers only.
 std::string checkpoint_problem(const fs::path& dir);
 // "latest" → remove_stale_staging(output_dir), then the newest checkpoint-N without a checkpoint_problem()
-// (incomplete ones are skipped with a warning on stderr; error if none is usable); any other value must be a
-// checkpoint folder with a resume state file.
+// (incomplete ones, and broken links named checkpoint-N, are skipped with a warning on stderr; error if none is
+// usable); any other value must be a checkpoint folder with a resume state file.
 fs::path resolve_resume_dir(const std::string& value, const fs::path& output_dir);
 // Keep the newest `limit` checkpoints (limit <= 0: keep all) and checkpoint-<keep_step> (the best model's, kept
 // as HF keeps it: see checkpoints_to_delete in train/model_selection.h). Returns the folders removed.

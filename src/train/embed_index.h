@@ -29,6 +29,7 @@ struct EncodeOptions {
   std::string device = "cpu";
   bool bf16 = false;
   bool quiet = false;
+  uint64_t max_model_bytes = 0;  // 0: the machine's free memory (model/memory_budget.h)
 };
 
 struct EncodeSummary {
@@ -47,6 +48,7 @@ struct SearchOptions {
   std::string contact_sheet;       // a PNG of the top images with their scores (text queries)
   std::string device = "cpu";
   bool bf16 = false;
+  uint64_t max_model_bytes = 0;  // 0: the machine's free memory (model/memory_budget.h)
 };
 
 // Prints the ranking (stdout) and writes the contact sheet; returns the number of results.

@@ -15,25 +15,14 @@
 #include <sstream>
 
 #include "error_of.h"
+#include "temp_dir.h"
 
 namespace fs = std::filesystem;
 using bt::test::error_of;
 
 namespace {
 
-// An empty folder for one test, removed when the test ends (passed or not).
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name)
-      : path(fs::temp_directory_path() / ("bt_atomic_" + name + "_" + std::to_string(getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using bt::test::TempDir;
 
 std::string slurp(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);

@@ -23,18 +23,6 @@ std::string decode_error(const std::vector<uint8_t>& b, uint64_t max_pixels = kD
   return "";
 }
 
-// Rewrites the frame size in a JPEG's SOF0/SOF2 marker.
-std::vector<uint8_t> with_jpeg_size(std::vector<uint8_t> b, int w, int h) {
-  for (size_t i = 2; i + 9 < b.size(); ++i) {
-    if (b[i] == 0xFF && (b[i + 1] == 0xC0 || b[i + 1] == 0xC2)) {
-      b[i + 5] = uint8_t(h >> 8), b[i + 6] = uint8_t(h), b[i + 7] = uint8_t(w >> 8), b[i + 8] = uint8_t(w);
-      return b;
-    }
-  }
-  ADD_FAILURE() << "no SOF marker";
-  return b;
-}
-
 TEST(MediaBadInput, ZeroBytes) { EXPECT_NE(decode_error({}).find("empty"), std::string::npos); }
 
 TEST(MediaBadInput, NotAnImage) {

@@ -87,7 +87,7 @@ TEST(ModelIO, MissingOrMisShapedTensorNamesKeyAndShapes) {
   } catch (const bt::Error& e) {
     EXPECT_NE(std::string(e.what()).find("logit_scale"), std::string::npos) << e.what();
   }
-  EXPECT_NO_THROW(load_contrastive(dir, /*allow_missing_heads=*/true));
+  EXPECT_NO_THROW(load_contrastive(dir, {}, /*allow_missing_heads=*/true));
   ts.emplace_back("logit_scale", torch::zeros({}));
   ts[0].second = torch::zeros({3, 5});
   std::string key = ts[0].first;

@@ -90,7 +90,7 @@ TEST_F(TorchBin, MissingHeadsKeepTheirInitAndAreNamed) {
   EXPECT_NEAR(got.at("itc_text_head.fc.weight").std().item<double>(), 0.05, 0.01);
   EXPECT_EQ(got.at("itc_text_head.fc.bias").abs().max().item<double>(), 0.0);
   // A backbone tensor stays required.
-  EXPECT_THROW(load_contrastive(repo("tiny-base"), false), bt::Error);
+  EXPECT_THROW(load_contrastive(repo("tiny-base"), {}, false), bt::Error);
 }
 
 TEST_F(TorchBin, SafetensorsIsPreferredWhenBothExist) {

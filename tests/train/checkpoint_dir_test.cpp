@@ -134,6 +134,42 @@ TEST(CheckpointDir, LatestSkipsIncompleteCheckpoints) {
   fs::remove_all(out);
 }
 
+TEST(CheckpointDir, LinksThatLoopOrLeadNowhereNeverBlockAResume) {
+  auto out = fresh_dir("links");
+  make_checkpoint(out, 10, "ten");
+  fs::create_symlink("checkpoint-30", out / "checkpoint-30");  // a loop, newer than the real one
+  fs::create_symlink("checkpoint-50", out / "checkpoint-40");
+  fs::create_symlink("checkpoint-40", out / "checkpoint-50");
+  fs::create_symlink("nowhere", out / "checkpoint-60");
+  std::vector<std::string> broken;
+  const auto cks = list_checkpoints(out, &broken);
+  ASSERT_EQ(cks.size(), 1u);
+  EXPECT_EQ(cks[0].step, 10);
+  ASSERT_EQ(broken.size(), 4u);
+  for (const std::string& b : broken) EXPECT_EQ(b.find("filesystem error"), std::string::npos) << b;
+  EXPECT_EQ(resolve_resume_dir("latest", out), out / "checkpoint-10");
+  // Named explicitly, or the only ones left: one line saying what to fix.
+  std::string e;
+  try {
+    resolve_resume_dir((out / "checkpoint-30").string(), out);
+  } catch (const bt::Error& x) {
+    e = x.what();
+  }
+  EXPECT_NE(e.find("checkpoint-30: a symbolic link loop (fix or remove the link)"), std::string::npos) << e;
+  fs::remove_all(out / "checkpoint-10");
+  try {
+    resolve_resume_dir("latest", out);
+    e = "";
+  } catch (const bt::Error& x) {
+    e = x.what();
+  }
+  EXPECT_NE(e.find("broken links"), std::string::npos) << e;
+  // A save over a broken link of the same name moves the link aside.
+  make_checkpoint(out, 30, "thirty");
+  EXPECT_EQ(slurp(out / "checkpoint-30" / "model.bin"), "thirty");
+  fs::remove_all(out);
+}
+
 TEST(CheckpointDir, OlderCheckpointsKeepTheirStateInTrainerStateJson) {
   // Before HF's trainer_state.json joined the checkpoints, bridgetune's own state had that name.
   auto out = fresh_dir("legacy");

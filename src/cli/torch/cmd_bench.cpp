@@ -14,6 +14,8 @@
 #include "cli/hub_flags.h"
 #include "cli/loader_flags.h"
 #include "common/error.h"
+#include "common/machine_memory.h"
+#include "common/paths.h"
 #include "common/process_memory.h"
 #include "data/synth.h"
 #include "report/bench_report.h"
@@ -155,7 +157,7 @@ void build_rows(report::BenchReport& rep, const BenchConfigs& configs,
 void run(const BenchArgs& a) {
   const auto workers = parse_list(a.workers);
   const fs::path out(a.out_dir);
-  fs::create_directories(out);
+  bt::make_output_folder(out, "--output_dir");
   const std::string data = bench_data(a, out);
   int threads = a.torch_threads;
   if (threads <= 0 && a.device == "cpu")
@@ -272,7 +274,7 @@ void run_find_max_batch(const BenchArgs& a) {
   fs::create_directories(out);
   const auto budget = static_cast<uint64_t>(a.max_memory_gb * double(1ull << 30));
   if (a.device == "cpu") {  // a CPU probe past the machine's memory is killed by the kernel, bench with it
-    const uint64_t can = available_memory_bytes() + rss_bytes();
+    const uint64_t can = machine_memory_bytes() + rss_bytes();
     if (can > 0 && budget > can)
       fail("--max_memory_gb ", a.max_memory_gb, ": this machine can give this process about ", gb(can),
            " GB; a larger budget lets a probe meet the kernel's OOM killer (lower --max_memory_gb)");

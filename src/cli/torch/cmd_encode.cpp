@@ -6,6 +6,7 @@
 #include "cli/command.h"
 #include "cli/hub_flags.h"
 #include "cli/loader_flags.h"
+#include "cli/model_flags.h"
 #include "common/error.h"
 #include "data/captions_dataset.h"
 #include "hub/dataset_files.h"
@@ -52,6 +53,7 @@ bt::cli::Registrar encode_reg(
                              "error | skip (count and leave out unreadable images)");
       app.add_option("--device", o->device, "cpu | cuda")->capture_default_str();
       app.add_flag("--bf16", o->bf16, "bf16 autocast");
+      bt::cli::add_model_memory_flag(app, &o->max_model_bytes);
       app.callback([o, hub, ds, cc] {
         o->model_name_or_path = hub->resolve(o->model_name_or_path);
         if (!(*ds)[0].empty())
@@ -80,6 +82,7 @@ bt::cli::Registrar search_reg(
       app.add_option("--contact_sheet", o->contact_sheet, "A PNG of the top images with their scores (text queries)");
       app.add_option("--device", o->device, "cpu | cuda")->capture_default_str();
       app.add_flag("--bf16", o->bf16, "bf16 autocast");
+      bt::cli::add_model_memory_flag(app, &o->max_model_bytes);
       app.callback([o] { bt::train::run_search(*o); });
     });
 

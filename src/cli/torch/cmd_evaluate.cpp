@@ -6,6 +6,7 @@
 #include "cli/command.h"
 #include "cli/hub_flags.h"
 #include "cli/loader_flags.h"
+#include "cli/model_flags.h"
 #include "common/error.h"
 #include "data/captions_dataset.h"
 #include "eval/evaluate_run.h"
@@ -68,6 +69,7 @@ bt::cli::Registrar reg("evaluate", "Score a checkpoint: contest matching accurac
                          "error | skip (count and leave out bad rows and images)");
   app.add_option("--device", o->device, "cpu | cuda")->capture_default_str();
   app.add_flag("--bf16", o->bf16, "bf16 autocast");
+  bt::cli::add_model_memory_flag(app, &o->max_model_bytes);
   app.callback([o, hub, cc, ds] {
     o->model_name_or_path = hub->resolve(o->model_name_or_path);
     if (!(*ds)[0].empty()) {

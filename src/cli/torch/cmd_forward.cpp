@@ -5,6 +5,7 @@
 
 #include "cli/command.h"
 #include "cli/hub_flags.h"
+#include "cli/model_flags.h"
 #include "common/error.h"
 #include "model/api.h"
 
@@ -14,6 +15,7 @@ struct ForwardArgs {
   std::string model, batch, out;
   bt::cli::HubFlags hub;
   int threads = 0;
+  uint64_t max_model_bytes = 0;
 };
 
 bt::cli::Registrar reg("forward", "Run the contrastive model on a batch (safetensors in, safetensors out)", 60,
@@ -30,10 +32,11 @@ bt::cli::Registrar reg("forward", "Run the contrastive model on a batch (safeten
                          bt::cli::add_hub_flags(app, &a->hub.revision, &a->hub.cache_dir);
                          app.add_option("--threads", a->threads, "Torch intra-op threads (0 = all cores)")
                              ->capture_default_str();
+                         bt::cli::add_model_memory_flag(app, &a->max_model_bytes);
                          app.callback([a] {
                            bt::model::configure_torch_threads(a->threads);
                            auto t0 = std::chrono::steady_clock::now();
-                           bt::model::forward_file(a->hub.resolve(a->model), a->batch, a->out);
+                           bt::model::forward_file(a->hub.resolve(a->model), a->batch, a->out, a->max_model_bytes);
                            double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
                            std::fprintf(stderr, "forward: wrote %s in %.2f s\n", a->out.c_str(), s);
                          });

@@ -5,7 +5,9 @@
 #include "cli/command.h"
 #include "cli/hub_flags.h"
 #include "common/error.h"
+#include "common/machine_memory.h"
 #include "model/api.h"
+#include "model/memory_budget.h"
 #include "model/safetensors.h"
 #include "model/torch_zip.h"
 
@@ -36,6 +38,13 @@ void run(InfoArgs a) {
   std::printf("            %s (BridgeTowerForImageAndTextRetrieval), %s (BridgeTowerForMaskedLM)\n",
               grouped(bt::model::parameter_count(cfg, "itm")).c_str(),
               grouped(bt::model::parameter_count(cfg, "mlm")).c_str());
+  // What train/evaluate would check before allocating (model/memory_budget.h); info itself allocates nothing.
+  const auto infer = bt::model::estimate_model_memory(cfg, {false, 1, 0});
+  const auto train = bt::model::estimate_model_memory(cfg, {true, 1, 0});
+  std::printf("memory: %s of float32 weights; training needs about %s (gradients, AdamW state, batch-1 "
+              "activations); this machine has %s free\n",
+              bt::bytes_str(infer.weights).c_str(), bt::bytes_str(train.total()).c_str(),
+              bt::bytes_str(bt::machine_memory_bytes()).c_str());
   if (!a.model.empty() && std::filesystem::exists(a.model + "/model.safetensors")) {
     auto f = bt::st::SafeTensors::open(a.model + "/model.safetensors");
     int64_t n = 0;

@@ -14,6 +14,10 @@
 #include "cli/hf_compat.h"
 #include "cli/hub_flags.h"
 #include "cli/loader_flags.h"
+#include "cli/model_flags.h"
+#include "common/error.h"
+#include "common/file_gate.h"
+#include "data/captions_dataset.h"
 #include "dist/env.h"
 #include "train/recipe.h"
 #include "train/run_settings.h"
@@ -179,6 +183,7 @@ void add_pipeline_and_runtime_flags(CLI::App& app, TrainFlags& f) {
   app.add_option("--decoded_cache_mb", o->decoded_cache_mb, "Cache of transformed crops of repeated images (0: off)")->capture_default_str();
   app.add_option("--jpeg_dct_scaling", o->jpeg_dct_scaling, "true|false")->capture_default_str();
   app.add_option("--device", o->device, "cpu|cuda")->capture_default_str();
+  bt::cli::add_model_memory_flag(app, &o->max_model_bytes);
   app.add_option("--ddp_timeout", o->ddp_timeout, "Multi-process: seconds a rank waits for the others (rendezvous, each collective)")->capture_default_str();
   app.add_flag("--gather_embeddings", o->gather_embeddings, "Multi-process: contrastive negatives over the global batch (all-gather with gradient)");
   app.add_option("--dropout", o->dropout, "Override the model's hidden/attention dropout (< 0: the config's)")->default_str(shown(defaults.dropout));

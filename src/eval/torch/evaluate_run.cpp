@@ -8,6 +8,7 @@
 
 #include "common/atomic_file.h"
 #include "common/error.h"
+#include "common/paths.h"
 #include "data/captions_dataset.h"
 #include "data/matching_parse.h"
 #include "eval/torch/embed_eval.h"
@@ -32,6 +33,7 @@ void check(const EvaluateOptions& o) {
     fail("--model_name_or_path ", o.model_name_or_path, ": no config.json in it");
   if (o.data.empty()) fail("--validation_file: required (a matching JSONL file, or image-caption pairs for retrieval)");
   if (o.output_dir.empty()) fail("--output_dir: required");
+  if (std::string why = output_folder_problem(o.output_dir); !why.empty()) fail("--output_dir ", o.output_dir, ": ", why);
   if (o.per_device_eval_batch_size < 1) fail("--per_device_eval_batch_size must be >= 1");
   if (o.dataloader_num_workers < 0) fail("--dataloader_num_workers must be >= 0");
   if (o.max_seq_length < 3) fail("--max_seq_length must be >= 3");
@@ -105,13 +107,14 @@ EvalMetrics run_evaluate(const EvaluateOptions& o) {
   const torch::Device device = model::parse_device(o.device);
   if (device.is_cpu()) model::configure_torch_threads(model::torch_threads_for(0, o.dataloader_num_workers, device));
   text::Tokenizer tok = text::Tokenizer::from_dir(o.model_name_or_path);
-  model::BridgeTowerForContrastiveLearning m = model::load_contrastive(o.model_name_or_path);
+  model::BridgeTowerForContrastiveLearning m = model::load_contrastive(
+      o.model_name_or_path, model::ModelBudget{false, o.per_device_eval_batch_size, o.max_model_bytes});
   m->to(device);
   const EmbedOptions eo = standalone_embed_options(m, o.per_device_eval_batch_size, o.dataloader_num_workers,
                                                    o.max_seq_length, o.read.on_bad, device, o.bf16);
   const bool is_matching = o.task == EvalTask::kMatching;
   const Scored scored = is_matching ? matching(m, tok, o, eo) : retrieval(m, tok, o, eo);
-  fs::create_directories(o.output_dir);
+  make_output_folder(o.output_dir, "--output_dir");
   if (is_matching) write_file_atomic(fs::path(o.output_dir) / "predictions.jsonl", scored.predictions);
   nlohmann::ordered_json j;
   for (const auto& [k, v] : scored.metrics) j[k] = v;

@@ -8,6 +8,7 @@
 
 #include "common/atomic_file.h"
 #include "common/error.h"
+#include "common/paths.h"
 #include "eval/torch/embed_eval.h"
 #include "media/npy.h"
 #include "model/api.h"
@@ -47,7 +48,8 @@ EncodeSummary run_encode(const EncodeOptions& o) {
   if (device.is_cpu()) model::configure_torch_threads(model::torch_threads_for(o.torch_threads, o.dataloader_num_workers, device));
   auto data = source::open_source(o.data, source::source_options(o.read, "--data")).dataset;
   text::Tokenizer tok = text::Tokenizer::from_dir(o.model_name_or_path);
-  model::BridgeTowerForContrastiveLearning m = model::load_contrastive(o.model_name_or_path);
+  model::BridgeTowerForContrastiveLearning m = model::load_contrastive(
+      o.model_name_or_path, model::ModelBudget{false, o.per_device_eval_batch_size, o.max_model_bytes});
   m->to(device);
   const eval::EmbedOptions eo = eval::standalone_embed_options(m, o.per_device_eval_batch_size, o.dataloader_num_workers,
                                                    o.max_seq_length, o.read.on_bad, device, o.bf16);
@@ -60,7 +62,7 @@ EncodeSummary run_encode(const EncodeOptions& o) {
   if (bar && !o.quiet) bar->finish();
 
   const fs::path out(o.output_dir);
-  fs::create_directories(out);
+  make_output_folder(out, "--output_dir");
   write_npy(out / "image_embeds.npy", c.images);
   std::string lines;
   for (size_t row : c.image_rows) lines += nlohmann::json{{"image", data->image_key(row)}, {"row", row}}.dump() + "\n";

@@ -15,6 +15,7 @@
 #include "common/device_name.h"
 #include "common/error.h"
 #include "common/file_gate.h"
+#include "common/paths.h"
 #include "data/captions_dataset.h"
 #include "eval/metrics.h"
 #include "eval/torch/embed_eval.h"
@@ -189,7 +190,7 @@ nlohmann::json final_evaluations(const Plan& plan, const TrainOptions& t, const 
   if (plan.evals.empty()) return eval_metrics;
   const torch::Device device = model::parse_device(t.device);
   if (device.is_cpu()) model::configure_torch_threads(model::torch_threads_for(t.torch_threads, t.dataloader_num_workers, device));
-  auto m = model::load_contrastive(model_dir);
+  auto m = model::load_contrastive(model_dir, model::ModelBudget{false, t.per_device_eval_batch_size, t.max_model_bytes});
   m->to(device);
   const text::Tokenizer tok = text::Tokenizer::from_dir(model_dir);
   std::printf("\n");
@@ -274,7 +275,7 @@ void run_recipe(const RecipeOptions& r) {
   if (!plan.train) {
     model_dir = hub::resolve(t.model_name_or_path, hub::RepoType::Model, t.model_revision, t.cache_dir,
                              "--model_name_or_path");
-    fs::create_directories(out);
+    make_output_folder(out, "--output_dir");
   }
   report::MetricsLog log(out / "metrics.jsonl", fs::exists(out / "metrics.jsonl"), INT64_MAX);
   if (!rs.tensorboard_dir.empty()) log.add_tensorboard(rs.tensorboard_dir);

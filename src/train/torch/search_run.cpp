@@ -97,7 +97,7 @@ int run_search(const SearchOptions& o) {
   if (!by_text && !fs::exists(dir / "text_embeds.npy"))
     fail("--index ", o.index, ": it has no texts to rank for an image (the data had no captions)");
   const torch::Device device = model::parse_device(o.device);
-  model::BridgeTowerForContrastiveLearning m = model::load_contrastive(model_dir);
+  model::BridgeTowerForContrastiveLearning m = model::load_contrastive(model_dir, model::ModelBudget{false, 1, o.max_model_bytes});
   m->to(device);
   // One query: batch 1, no loader threads; captions cut as at encode time.
   const int max_len = index.contains("transform") ? index["transform"].value("max_seq_length", 128) : 128;

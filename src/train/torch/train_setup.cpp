@@ -5,6 +5,7 @@
 
 #include "common/cpu_features.h"
 #include "common/error.h"
+#include "common/paths.h"
 #include "dist/env.h"
 #include "hub/hub.h"
 #include "model/device.h"
@@ -104,8 +105,9 @@ dist::DistEnv dist_env(const TrainOptions& o) {
 // Refuses an output_dir holding another run unless told to replace it; all before anything is written.
 void check_output_dir(const TrainOptions& o) {
   const fs::path out(o.output_dir);
-  if (!fs::exists(out)) return;
-  if (!fs::is_directory(out)) fail("--output_dir ", o.output_dir, " exists and is not a folder");
+  if (std::string why = output_folder_problem(out); !why.empty()) fail("--output_dir ", o.output_dir, ": ", why);
+  std::error_code ec;
+  if (!fs::is_directory(out, ec)) return;  // made by prepare_output_dir()
   if (o.overwrite_output_dir || !o.resume_from_checkpoint.empty()) return;
   if (fs::exists(out / "train_results.json"))
     fail("--output_dir ", o.output_dir, " holds a finished run (train_results.json); pass --overwrite_output_dir to "
@@ -177,11 +179,23 @@ void load_config_and_tokenizer(TrainRun& r) {
          " (its position embeddings are sized for it)");
 }
 
+// Before anything is written or allocated: the model's memory for training (model/memory_budget.h), and the
+// checkpoint it starts from must fill it (a config.json describing a larger model than its weights is refused
+// here, not after the model took its memory).
+void check_model_fits(const TrainRun& r) {
+  const TrainOptions& o = r.o;
+  model::check_model_memory(r.cfg, model::ModelBudget{true, r.batch(), o.max_model_bytes});
+  if (!r.resume_dir.empty())
+    model::check_checkpoint_fits(r.cfg, r.resume_dir.string(), false);
+  else if (!o.model_name_or_path.empty())
+    model::check_checkpoint_fits(r.cfg, o.model_name_or_path, true);
+}
+
 // From here on output_dir is written (by rank 0; the others wait for it at the barriers): the demo's data, and
 // the demo tokenizer built from the training captions.
 void prepare_output_dir(TrainRun& r) {
   r.group->barrier();
-  if (r.main_rank) fs::create_directories(r.out);
+  if (r.main_rank) make_output_folder(r.out, "--output_dir");
   if (r.main_rank && !r.lock) r.lock = OutputDirLock::acquire(r.out);  // a folder this run created
   if (r.main_rank && r.o.overwrite_output_dir && r.resume_dir.empty()) clear_previous_run(r.out);
   if (r.main_rank) remove_stale_staging(r.out);
@@ -380,7 +394,8 @@ std::unique_ptr<TrainRun> setup_run(const TrainOptions& o, const RunSettings& s,
   r.main_rank = r.group->is_main();
   r.talk = r.main_rank && !hooks.quiet;
   // One run per folder, before a resume looks at (and cleans) its staging: the lock, or one line naming its holder.
-  if (r.main_rank && fs::is_directory(r.out)) r.lock = OutputDirLock::acquire(r.out);
+  std::error_code ec;
+  if (r.main_rank && fs::is_directory(r.out, ec)) r.lock = OutputDirLock::acquire(r.out);
   if (!o.resume_from_checkpoint.empty()) {
     r.resume_dir = resolve_resume_dir(o.resume_from_checkpoint, r.out);
     check_resume_settings(r.resume_dir, o, s);
@@ -398,6 +413,7 @@ std::unique_ptr<TrainRun> setup_run(const TrainOptions& o, const RunSettings& s,
   }
   load_config_and_tokenizer(r);
   if (!s.demo) r.plan = plan_steps(r.train_ds->size(), o, s);  // too few rows: fails before anything is written
+  check_model_fits(r);
   resolve_model_selection(r);
   prepare_output_dir(r);
   build_model(r);
