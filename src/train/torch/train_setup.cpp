@@ -187,8 +187,8 @@ void check_model_fits(const TrainRun& r) {
   model::check_model_memory(r.cfg, model::ModelBudget{true, r.batch(), o.max_model_bytes});
   if (!r.resume_dir.empty())
     model::check_checkpoint_fits(r.cfg, r.resume_dir.string(), false);
-  else if (!o.model_name_or_path.empty())
-    model::check_checkpoint_fits(r.cfg, o.model_name_or_path, true);
+  else if (!r.model_dir.empty())  // the folder (a hub id resolved), not the flag as given
+    model::check_checkpoint_fits(r.cfg, r.model_dir, true);
 }
 
 // From here on output_dir is written (by rank 0; the others wait for it at the barriers): the demo's data, and
