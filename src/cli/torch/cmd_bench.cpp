@@ -154,6 +154,20 @@ void build_rows(report::BenchReport& rep, const BenchConfigs& configs,
   }
 }
 
+// One measured run as bench makes them: quiet, no plot, no final model or evaluation, with `in_memory_batches`
+// (0: the loader) and without the previous run's freed pages counted in its memory.
+train::TrainSummary measured_run(const train::TrainOptions& o, int in_memory_batches) {
+  release_free_memory();
+  train::TrainHooks hooks;
+  hooks.quiet = true;
+  hooks.write_plot = false;
+  hooks.save_final_model = false;
+  hooks.in_memory_batches = in_memory_batches;
+  train::TrainInputs no_final_eval;
+  no_final_eval.eval_at_end = false;
+  return train::run_train(o, hooks, no_final_eval);
+}
+
 void run(const BenchArgs& a) {
   const auto workers = parse_list(a.workers);
   const fs::path out(a.out_dir);
@@ -190,18 +204,10 @@ void run(const BenchArgs& a) {
       auto [row, o] = configs[c];
       o.output_dir = (out / "runs" / (row.in_memory ? str("in_memory", row.precision_check ? (row.bf16 ? "_bf16" : "_fp32") : "")
                                                     : str("w", row.workers, row.media_pipeline ? "_gpu" : ""))).string();
-      release_free_memory();  // the previous run's freed pages must not count as this one's
-      train::TrainHooks hooks;
-      hooks.quiet = true;
-      hooks.write_plot = false;
-      hooks.save_final_model = false;
-      hooks.in_memory_batches = row.in_memory ? kInMemoryBatches : 0;
       std::printf("[%d/%d] %-24s ... ", rep_i + 1, a.repeats, row.label.c_str());
       std::fflush(stdout);
       try {
-        train::TrainInputs no_final_eval;
-        no_final_eval.eval_at_end = false;
-        auto s = train::run_train(o, hooks, no_final_eval);
+        auto s = measured_run(o, row.in_memory ? kInMemoryBatches : 0);
         std::printf("%.1f samples/s, data wait %.1f %%\n", s.train_samples_per_second, s.data_wait_percent);
         samples[c].push_back({s.train_samples_per_second, s.data_wait_percent});
         memory[c] = {std::max(memory[c].first, s.peak_memory_bytes), std::max(memory[c].second, s.step_memory_bytes)};
@@ -239,20 +245,12 @@ train::BatchProbe probe_batch(train::TrainOptions o, int batch, bool checkpointi
   o.max_steps = 2, o.throughput_warmup_steps = 1, o.logging_steps = 2;
   o.dataloader_num_workers = 0;
   o.output_dir = dir.string();
-  train::TrainHooks hooks;
-  hooks.quiet = true;
-  hooks.write_plot = false;
-  hooks.save_final_model = false;
-  hooks.in_memory_batches = 1;
-  train::TrainInputs no_final_eval;
-  no_final_eval.eval_at_end = false;
-  release_free_memory();
   train::BatchProbe p;
   p.ran = true;
   std::printf("  batch %-5d ... ", batch);
   std::fflush(stdout);
   try {
-    const auto s = train::run_train(o, hooks, no_final_eval);
+    const auto s = measured_run(o, /*in_memory_batches=*/1);
     p.peak_bytes = s.peak_memory_bytes;
     p.samples_per_s = s.train_samples_per_second;
     std::printf("%s GB, %.2f samples/s\n", gb(p.peak_bytes).c_str(), p.samples_per_s);
@@ -271,7 +269,7 @@ train::BatchProbe probe_batch(train::TrainOptions o, int batch, bool checkpointi
 // from it. Writes find_max_batch.json.
 void run_find_max_batch(const BenchArgs& a) {
   const fs::path out(a.out_dir);
-  fs::create_directories(out);
+  bt::make_output_folder(out, "--output_dir");
   const auto budget = static_cast<uint64_t>(a.max_memory_gb * double(1ull << 30));
   if (a.device == "cpu") {  // a CPU probe past the machine's memory is killed by the kernel, bench with it
     const uint64_t can = machine_memory_bytes() + rss_bytes();
