@@ -1,10 +1,11 @@
-// bench_model [preset=base] [batch=8] [iters=3] [text_len=40] [threads=0] [bf16=0] [trace=]
+// bench_model [preset=base] [batch=8] [iters=3] [text_len=40] [threads=0] [bf16=0] [trace=] [mode=train]
 // Prints the parameter counts of base and large, then times forward + backward of
 // BridgeTowerForContrastiveLearning (train mode, random init, random inputs) on CPU: one warm-up step, then
 // `iters` timed steps; reports each step and the median seconds per sample, wall and CPU (the CPU figure, summed
 // over threads, stays meaningful when other jobs share the machine). bf16=1: under bf16 autocast, as --bf16.
 // trace=PATH: one more step under libtorch's profiler, written as a chrome trace; bench/model/op_profile.py turns
-// it into a table of where the step's time goes (self time per op).
+// it into a table of where the step's time goes (self time per op). mode=infer: the forward alone in eval mode
+// without autograd (what evaluate/encode run) instead of forward + backward.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -44,13 +45,15 @@ int main(int argc, char** argv) {
   int threads = argc > 5 ? std::atoi(argv[5]) : 0;
   const bool bf16 = argc > 6 && std::atoi(argv[6]) != 0;
   const std::string trace = argc > 7 ? argv[7] : "";
+  const bool infer = argc > 8 && std::string(argv[8]) == "infer";
   configure_torch_threads(threads);
   std::printf("parameters: base %lld, large %lld (BridgeTowerForContrastiveLearning)\n",
               (long long)parameter_count(preset("base")), (long long)parameter_count(preset("large")));
   auto cfg = preset(name);
   torch::manual_seed(0);
   BridgeTowerForContrastiveLearning model(cfg);
-  model->train();
+  if (infer) model->eval();
+  else model->train();
   int s = cfg.vision.image_size;
   auto px = torch::randn({batch, 3, s, s});
   auto ids = torch::randint(3, cfg.text.vocab_size, {batch, text_len}, torch::kLong);
@@ -58,6 +61,12 @@ int main(int argc, char** argv) {
   auto mask = torch::ones({batch, text_len}, torch::kLong);
   std::vector<double> per_sample, cpu_per_sample;
   auto step = [&] {
+    if (infer) {
+      torch::NoGradGuard no_grad;
+      AutocastScope autocast(bf16, torch::Device(torch::kCPU));
+      model->forward(px, ids, mask, false);
+      return;
+    }
     model->zero_grad();
     std::optional<AutocastScope> autocast;
     autocast.emplace(bf16, torch::Device(torch::kCPU));
@@ -80,9 +89,9 @@ int main(int argc, char** argv) {
     }
   }
   if (!per_sample.empty())
-    std::printf("%s batch %d, text %d, threads %d, %s: median %.3f s/sample wall, %.3f CPU-s/sample forward+backward\n",
+    std::printf("%s batch %d, text %d, threads %d, %s: median %.3f s/sample wall, %.3f CPU-s/sample %s\n",
                 name.c_str(), batch, text_len, at::get_num_threads(), bf16 ? "bf16" : "fp32", median(per_sample),
-                median(cpu_per_sample));
+                median(cpu_per_sample), infer ? "forward (eval, no autograd)" : "forward+backward");
   if (!trace.empty()) {
     {
       torch::autograd::profiler::RecordProfile profile(trace);

@@ -22,10 +22,18 @@ torch::Device parse_device(const std::string& device) {
   fail("--device must be cpu or cuda (got '", device, "')");
 }
 
-int torch_threads_for(int requested, int loader_workers, const torch::Device& device) {
+int torch_threads_for(int requested, int loader_workers, const torch::Device& device, int64_t inference_parameters) {
   if (requested > 0) return requested;
   if (!device.is_cpu()) return 0;
-  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()) - loader_workers);
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  if (inference_parameters >= kComputeBoundParameters) return std::max(1, cores);
+  return std::max(1, cores - loader_workers);
+}
+
+int64_t parameter_numel(const torch::nn::Module& m) {
+  int64_t n = 0;
+  for (const auto& p : m.parameters()) n += p.numel();
+  return n;
 }
 
 #if defined(BT_TORCH_CUDA)

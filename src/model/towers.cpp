@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "model/modules.h"
+#include "model/cpu_gemm.h"
 #include "model/quick_gelu.h"
 
 namespace bt::model {
@@ -25,7 +26,7 @@ LinearImpl::LinearImpl(int64_t in, int64_t out, bool has_bias, const torch::Tens
   weight = register_parameter("weight", torch::empty({out, in}, o));
   if (has_bias) bias = register_parameter("bias", torch::empty({out}, o));
 }
-Tensor LinearImpl::forward(const Tensor& x) { return torch::linear(x, weight, bias); }
+Tensor LinearImpl::forward(const Tensor& x) { return model::linear(x, weight, bias); }
 
 LayerNormImpl::LayerNormImpl(int64_t n, double eps_, const torch::TensorOptions& o) : eps(eps_) {
   weight = register_parameter("weight", torch::empty({n}, o));
@@ -48,11 +49,11 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
   return at::scaled_dot_product_attention(q, k, v, {}, p, false);
 #else
   // libtorch 1.13 has no public fused kernel: the same math as HF's eager attention.
-  auto scores = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(q.size(-1)));
+  auto scores = batched_matmul(q, k, /*transpose_b=*/true, std::sqrt(static_cast<double>(q.size(-1))));
   if (mask.defined()) scores = scores + mask;
   auto probs = torch::softmax(scores, -1);
   if (train && dropout > 0) probs = torch::dropout(probs, dropout, true);
-  return torch::matmul(probs, v);
+  return batched_matmul(probs, v, /*transpose_b=*/false);
 #endif
 }
 
@@ -85,7 +86,7 @@ ResidualAttentionImpl::ResidualAttentionImpl(const VisionConfig& c, const torch:
 }
 
 Tensor ResidualAttentionImpl::forward(const Tensor& x) {
-  auto qkv = torch::linear(ln_1(x), in_proj_weight, in_proj_bias).chunk(3, -1);
+  auto qkv = model::linear(ln_1(x), in_proj_weight, in_proj_bias).chunk(3, -1);
   auto a = attention(split_heads(qkv[0], heads), split_heads(qkv[1], heads), split_heads(qkv[2], heads), {}, 0.0,
                      false);
   auto residual = x + out_proj(merge_heads(a));

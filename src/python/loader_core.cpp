@@ -23,9 +23,12 @@ void check(const CoreOptions& o) {
 
 }  // namespace
 
-media::TransformSpec transform_spec(int image_size, const std::string& transform, int jpeg_dct_scaling) {
+media::TransformSpec transform_spec(int image_size, const std::string& transform, int jpeg_dct_scaling,
+                                    uint64_t max_image_pixels) {
+  if (max_image_pixels < 1) fail("max_image_pixels must be >= 1 (got ", max_image_pixels, ")");
   media::TransformSpec spec;
   spec.image_size = image_size;
+  spec.max_image_pixels = max_image_pixels;
   if (transform == "train") spec.mode = media::TransformMode::kTrain;
   else if (transform != "eval") fail("transform: expected 'eval' or 'train', got '", transform, "'");
   if (jpeg_dct_scaling >= 0) spec.dct_scaling = jpeg_dct_scaling != 0;  // < 0: the spec's default, as the CLI has it
@@ -45,7 +48,7 @@ LoaderCore::LoaderCore(CoreOptions o) : opt_(std::move(o)) {
   lo.num_workers = opt_.num_workers;
   lo.prefetch_batches = opt_.prefetch_batches;
   lo.batch_size = opt_.batch_size;
-  lo.transform = transform_spec(opt_.image_size, opt_.transform, opt_.jpeg_dct_scaling);
+  lo.transform = transform_spec(opt_.image_size, opt_.transform, opt_.jpeg_dct_scaling, opt_.max_image_pixels);
   lo.transform.mean = opt_.mean;  // the one copy the loader's normalisation reads
   lo.transform.std = opt_.std;
   lo.on_bad_sample = read.on_bad;

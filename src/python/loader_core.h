@@ -42,6 +42,7 @@ struct CoreOptions {
   std::string transform = "eval";         // or "train"
   std::string on_bad_sample = "error";    // or "skip"
   int jpeg_dct_scaling = -1;              // -1 auto: off for eval (bit-exact with Pillow), on for train
+  uint64_t max_image_pixels = media::kDefaultMaxImagePixels;  // --max_image_pixels (decompression bombs)
   int rank = 0, world_size = 1;
   int prefetch_batches = 4;
   size_t decoded_cache_mb = 512;
@@ -74,6 +75,7 @@ class LoaderCore {
 };
 
 // The loader's transform settings for these options (shared with bridgetune.preprocess).
-media::TransformSpec transform_spec(int image_size, const std::string& transform, int jpeg_dct_scaling);
+media::TransformSpec transform_spec(int image_size, const std::string& transform, int jpeg_dct_scaling,
+                                    uint64_t max_image_pixels);
 
 }  // namespace bt::py

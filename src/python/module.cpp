@@ -76,10 +76,10 @@ std::vector<uint8_t> read_file(const std::string& path) {
 // One image (encoded bytes, or a path as str) -> float32 [3,S,S], as the loader makes it.
 pyb::object preprocess(const pyb::object& src, int image_size,
                        const std::string& transform, uint64_t seed, int jpeg_dct_scaling, std::array<float, 3> mean,
-                       std::array<float, 3> std) {
+                       std::array<float, 3> std, uint64_t max_image_pixels) {
   if (image_size < 1 || image_size > 16384) fail("image_size must be in 1..16384 (got ", image_size, ")");
   media::check_preprocess_size(image_size, true, "image_size", "image_size=");
-  media::TransformSpec spec = transform_spec(image_size, transform, jpeg_dct_scaling);
+  media::TransformSpec spec = transform_spec(image_size, transform, jpeg_dct_scaling, max_image_pixels);
   spec.mean = mean;
   spec.std = std;
   for (float v : std)
@@ -131,6 +131,7 @@ void bind_loader(pyb::module_& m) {
       .def_readwrite("transform", &CoreOptions::transform)
       .def_readwrite("on_bad_sample", &CoreOptions::on_bad_sample)
       .def_readwrite("jpeg_dct_scaling", &CoreOptions::jpeg_dct_scaling)
+      .def_readwrite("max_image_pixels", &CoreOptions::max_image_pixels)
       .def_readwrite("rank", &CoreOptions::rank)
       .def_readwrite("world_size", &CoreOptions::world_size)
       .def_readwrite("prefetch_batches", &CoreOptions::prefetch_batches)
@@ -218,7 +219,7 @@ PYBIND11_MODULE(_native, m) {
   bind_tokenizer(m);
   bind_hub(m);
   m.def("preprocess", &preprocess, "image"_a, "image_size"_a, "transform"_a, "seed"_a,
-        "jpeg_dct_scaling"_a, "mean"_a, "std"_a);
+        "jpeg_dct_scaling"_a, "mean"_a, "std"_a, "max_image_pixels"_a = bt::media::kDefaultMaxImagePixels);
   m.def("sample_seed", &bt::loader::sample_seed, "seed"_a, "epoch"_a, "row"_a,
         "the train transform's seed of one sample (as the loader draws it)");
   m.def("clip_mean", [] { return std::array<float, 3>{bt::media::kClipMean[0], bt::media::kClipMean[1], bt::media::kClipMean[2]}; });

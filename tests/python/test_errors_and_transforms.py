@@ -2,6 +2,7 @@
 torchvision; the tokenizer against the `bridgetune tokenize` command."""
 import json
 import os
+import pickle
 import shutil
 import subprocess
 
@@ -83,6 +84,23 @@ def test_preprocess_bytes_path_and_preprocessor_folder(data_dir, tmp_path):
     assert torch.equal(next(iter(loader))["pixel_values"][0], a)
     default = bridgetune.preprocess(image, image_size=80)
     assert not torch.equal(default, a)
+
+
+def test_max_image_pixels_refuses_larger_images_in_preprocess_and_loader(data_dir):
+    image = os.path.join(data_dir, read_rows(data_dir)[0]["image"])  # synth's images are >= 320 px wide
+    assert bridgetune.preprocess(image, image_size=64, max_image_pixels=10**7).shape == (3, 64, 64)
+    with pytest.raises(bridgetune.Error, match="max_image_pixels"):
+        bridgetune.preprocess(image, image_size=64, max_image_pixels=1000)
+    with pytest.raises(ValueError, match="max_image_pixels must be a positive int"):
+        bridgetune.preprocess(image, image_size=64, max_image_pixels=0)
+    loader = bridgetune.DataLoader(data_dir, batch_size=2, num_workers=0, image_size=64, max_image_pixels=1000)
+    with pytest.raises(bridgetune.Error, match="max_image_pixels"):
+        next(iter(loader))
+    skipping = bridgetune.DataLoader(data_dir, batch_size=2, num_workers=0, image_size=64, max_image_pixels=1000,
+                                     on_bad_sample="skip", shuffle=False)
+    with pytest.raises(bridgetune.Error, match="max_image_pixels 1000 .*replacement candidates were bad too"):
+        next(iter(skipping))  # every image is over the cap: skipping cannot fill a batch, and says why
+    assert pickle.loads(pickle.dumps(loader))._opt.max_image_pixels == 1000  # a spawned copy keeps the cap
 
 
 def test_eval_transform_matches_torchvision(data_dir):

@@ -1,4 +1,5 @@
-// `bridgetune info`: parameter count and shapes of a preset or a checkpoint folder's config.json.
+// `bridgetune info`: parameter count and shapes of a preset or a checkpoint folder's config.json; --write_config
+// saves that config as an HF config.json (what a Python peer builds the same model from).
 #include <cstdio>
 #include <filesystem>
 
@@ -7,6 +8,7 @@
 #include "common/error.h"
 #include "common/machine_memory.h"
 #include "model/api.h"
+#include "model/config.h"
 #include "model/memory_budget.h"
 #include "model/safetensors.h"
 #include "model/torch_zip.h"
@@ -14,7 +16,7 @@
 namespace {
 
 struct InfoArgs {
-  std::string preset, model;
+  std::string preset, model, write_config;
   bt::cli::HubFlags hub;
 };
 
@@ -31,6 +33,10 @@ void run(InfoArgs a) {
   if (a.preset.empty() == a.model.empty()) bt::fail("info: give exactly one of --model_preset or --model_name_or_path");
   a.model = a.hub.resolve(a.model);
   auto cfg = a.model.empty() ? bt::model::preset(a.preset) : bt::model::load_config(a.model + "/config.json");
+  if (!a.write_config.empty()) {
+    bt::model::save_config(cfg, a.write_config);
+    std::printf("config: %s\n", a.write_config.c_str());
+  }
   std::printf("model: %s\n", a.model.empty() ? ("preset " + a.preset).c_str() : a.model.c_str());
   std::printf("%s", bt::model::describe(cfg).c_str());
   std::printf("parameters: %s (BridgeTowerForContrastiveLearning)\n",
@@ -66,6 +72,8 @@ bt::cli::Registrar reg("info", "Print a model's parameter count and shapes", 61,
   auto a = std::make_shared<InfoArgs>();
   app.add_option("--model_preset", a->preset, "tiny | small | base | large");
   app.add_option("--model_name_or_path", a->model, "Checkpoint folder with config.json, or hub id (org/name)");
+  app.add_option("--write_config", a->write_config,
+                 "Also write the model's config as a Hugging Face config.json to this path (BridgeTowerConfig.from_json_file reads it)");
   bt::cli::add_hub_flags(app, &a->hub.revision, &a->hub.cache_dir);
   app.callback([a] { run(*a); });
 });

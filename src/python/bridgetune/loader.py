@@ -15,7 +15,7 @@ import sys
 import warnings
 
 from . import _native
-from .preprocessing import Tokenizer, data_source, resolve_image_settings, to_tensor
+from .preprocessing import Tokenizer, _positive_int, data_source, resolve_image_settings, to_tensor
 
 _STATE_KEYS = ("batch_size", "seed", "shuffle", "rank", "world_size", "rows_per_epoch", "transform")
 
@@ -74,7 +74,8 @@ class DataLoader:
       dedupe_images_in_batch and jpeg_dct_scaling, whose defaults (None) are `train`'s and `bench-loader`'s: a
       shuffled epoch keeps an image out of a batch twice where it can (a repeat is a false negative for a
       contrastive loss), and JPEGs decode at a reduced DCT scale when the result stays >= the crop
-      (jpeg_dct_scaling=False: bit-exact with Pillow).
+      (jpeg_dct_scaling=False: bit-exact with Pillow). max_image_pixels (None: `train --max_image_pixels`'s
+      default, Pillow's MAX_IMAGE_PIXELS) refuses larger images from their header, and bounds a decode's memory.
     """
 
     def __init__(self, data, batch_size, num_workers=2, shuffle=True, seed=42, drop_last=False, image_size=None,
@@ -82,7 +83,7 @@ class DataLoader:
                  caption_column="caption", transform="eval", on_bad_sample="error", rank=None, world_size=None,
                  pin_memory=False, padding="longest", jpeg_dct_scaling=None, prefetch_batches=4,
                  decoded_cache_mb=512, dedupe_images_in_batch=None, revision="main", cache_dir=None, split=None,
-                 data_config=None, data_revision="main"):
+                 data_config=None, data_revision="main", max_image_pixels=None):
         o = _native.LoaderOptions()
         o.data = data_source(data, split, data_config, data_revision, cache_dir)
         o.batch_size, o.num_workers, o.shuffle, o.seed = int(batch_size), int(num_workers), bool(shuffle), int(seed)
@@ -96,6 +97,8 @@ class DataLoader:
         o.transform = _choice("transform", transform, ("eval", "train"))
         o.on_bad_sample = _choice("on_bad_sample", on_bad_sample, ("error", "skip"))
         o.jpeg_dct_scaling = -1 if jpeg_dct_scaling is None else int(bool(jpeg_dct_scaling))
+        if max_image_pixels is not None:  # None: the CLI's --max_image_pixels default (Pillow's)
+            o.max_image_pixels = _positive_int("max_image_pixels", max_image_pixels)
         o.rank, o.world_size = _distributed_defaults(rank, world_size)
         o.prefetch_batches, o.decoded_cache_mb = int(prefetch_batches), int(decoded_cache_mb)
         if dedupe_images_in_batch is not None:  # None: the C++ default, as `train` and `bench-loader` have it

@@ -19,6 +19,13 @@ def to_tensor(capsule):
     return torch.utils.dlpack.from_dlpack(capsule)
 
 
+def _positive_int(name, value):
+    """value as an int >= 1, or ValueError naming the argument (bool and float are not counts)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive int (got {value!r})")
+    return value
+
+
 def _hub(revision, cache_dir):
     return ("main" if revision is None else str(revision)), ("" if cache_dir is None else os.fspath(cache_dir))
 
@@ -91,14 +98,15 @@ class Tokenizer:
 
 
 def preprocess(image, image_size=None, transform="eval", sample_seed=0, mean=None, std=None, preprocessor=None,
-               jpeg_dct_scaling=None, revision="main", cache_dir=None, seed=None):
+               jpeg_dct_scaling=None, revision="main", cache_dir=None, seed=None, max_image_pixels=None):
     """One image (encoded bytes, or a path) -> float32 tensor [3, S, S], exactly as the DataLoader makes it.
 
     transform "eval": resize the shortest edge (Pillow's bicubic) + center crop; "train": RandomResizedCrop +
     flip drawn from `sample_seed` (the DataLoader uses sample_seed(seed, epoch, row); `seed`, the old name of this
     argument, still works with a DeprecationWarning: everywhere else `seed` is a run's seed). jpeg_dct_scaling None: the CLI's default
     (on: a JPEG is decoded at a reduced DCT scale while the result stays >= the crop), False: bit-exact with Pillow. preprocessor: a model folder or hub id (at revision, in cache_dir) whose
-    image size and mean/std apply (image_settings).
+    image size and mean/std apply (image_settings). max_image_pixels (None: the CLI's default, Pillow's): larger
+    images are refused from their header, as the DataLoader and `train --max_image_pixels` do.
     """
     if seed is not None:
         warnings.warn("bridgetune.preprocess: `seed` is now `sample_seed` (a run's seed elsewhere)", DeprecationWarning,
@@ -110,7 +118,8 @@ def preprocess(image, image_size=None, transform="eval", sample_seed=0, mean=Non
     elif not isinstance(image, bytes):
         image = bytes(image)
     dct = -1 if jpeg_dct_scaling is None else int(bool(jpeg_dct_scaling))
-    return to_tensor(_native.preprocess(image, size, transform, int(sample_seed), dct, mean, std))
+    limits = {} if max_image_pixels is None else {"max_image_pixels": _positive_int("max_image_pixels", max_image_pixels)}
+    return to_tensor(_native.preprocess(image, size, transform, int(sample_seed), dct, mean, std, **limits))
 
 
 def sample_seed(seed, epoch, row):

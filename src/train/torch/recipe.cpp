@@ -189,8 +189,10 @@ nlohmann::json final_evaluations(const Plan& plan, const TrainOptions& t, const 
   nlohmann::json eval_metrics = nlohmann::json::object();
   if (plan.evals.empty()) return eval_metrics;
   const torch::Device device = model::parse_device(t.device);
-  if (device.is_cpu()) model::configure_torch_threads(model::torch_threads_for(t.torch_threads, t.dataloader_num_workers, device));
   auto m = model::load_contrastive(model_dir, model::ModelBudget{false, t.per_device_eval_batch_size, t.max_model_bytes});
+  if (device.is_cpu())
+    model::configure_torch_threads(
+        model::torch_threads_for(t.torch_threads, t.dataloader_num_workers, device, model::parameter_numel(*m)));
   m->to(device);
   const text::Tokenizer tok = text::Tokenizer::from_dir(model_dir);
   std::printf("\n");

@@ -1,0 +1,57 @@
+#!/usr/bin/python3
+"""The HF transformers peer of bench_model (bench/model/bench_model.cpp): forward + backward of
+BridgeTowerForContrastiveLearning (train mode, random init, random inputs, return_loss) on the CPU, the same shapes:
+a config.json written by `bridgetune info --model_preset P --write_config F`, batch B, text length L (first token
+<s>, mask all ones), the preset's image size. One warm-up step, then timed steps; zero_grad before each step;
+--bf16: the forward under torch.autocast("cpu", torch.bfloat16), backward outside it (as bench_model and HF
+Trainer do). Run by bench/model/step_vs_hf.py with transformers on PYTHONPATH
+(../shared/reference/setup_hf_reference.sh); never by the README's commands or CI.
+
+    python3 hf_step_peer.py CONFIG_JSON [--batch 8] [--text_len 40] [--steps 3] [--threads N] [--bf16]
+
+Prints one JSON line: s_per_sample (median wall seconds per sample of the timed steps), steps, threads.
+"""
+import argparse
+import json
+import statistics
+import time
+
+import torch
+from transformers import BridgeTowerConfig, BridgeTowerForContrastiveLearning
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("config")
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--text_len", type=int, default=40)
+    ap.add_argument("--steps", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    ap.add_argument("--bf16", action="store_true")
+    a = ap.parse_args()
+    if a.threads:
+        torch.set_num_threads(a.threads)
+    torch.manual_seed(0)
+    cfg = BridgeTowerConfig.from_json_file(a.config)
+    model = BridgeTowerForContrastiveLearning(cfg).train()
+    size = cfg.vision_config.image_size
+    px = torch.randn(a.batch, 3, size, size)
+    ids = torch.randint(3, cfg.text_config.vocab_size, (a.batch, a.text_len))
+    ids[:, 0] = cfg.text_config.bos_token_id
+    mask = torch.ones(a.batch, a.text_len, dtype=torch.long)
+    times = []
+    for i in range(a.steps + 1):
+        t0 = time.perf_counter()
+        model.zero_grad(set_to_none=False)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.bf16):
+            out = model(input_ids=ids, attention_mask=mask, pixel_values=px, return_loss=True)
+        out.loss.backward()
+        if i:
+            times.append((time.perf_counter() - t0) / a.batch)
+    print(json.dumps({"peer": "HF BridgeTowerForContrastiveLearning", "s_per_sample": statistics.median(times),
+                      "steps": a.steps, "batch": a.batch, "text_len": a.text_len, "bf16": a.bf16,
+                      "threads": torch.get_num_threads(), "runs": times}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+#!/usr/bin/python3
+"""bridgetune's training step vs HF transformers' on the CPU (issue 30's step goal): forward + backward of
+BridgeTowerForContrastiveLearning, same shapes, same libtorch, interleaved, medians.
+
+    /usr/bin/python3 bench/model/step_vs_hf.py --hf_pythonpath P [--presets small,base] [--precision fp32,bf16]
+        [--batch 8] [--text_len 40] [--steps 3] [--repeats 3] [--threads 2] [--peer_blas_threads 1,2]
+
+Per repetition, preset and precision: build/bench/bench_model (bridgetune's modules; float32 Linear layers on
+oneDNN where libtorch loads it), the same with BRIDGETUNE_CPU_GEMM=torch (libtorch's own float32 GEMM, OpenBLAS
+pinned to one thread: the path before oneDNN), then bench/model/hf_step_peer.py once per --peer_blas_threads value
+(OPENBLAS_NUM_THREADS: 1 is this project's Debian setting, 2 lets the peer's float32 GEMMs use both cores). The
+ratio is against the fastest peer configuration. Seconds per sample are each run's median over --steps timed steps
+after one warm-up. The optimizer step is outside both sides' clocks.
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def sh(cmd, env):
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        sys.exit(f"failed ({r.returncode}): {' '.join(cmd)}\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}")
+    return r.stdout
+
+
+def ours(a, preset, bf16, gemm):
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", BRIDGETUNE_CPU_GEMM=gemm)
+    out = sh([a.bench_model, preset, str(a.batch), str(a.steps), str(a.text_len), str(a.threads), str(int(bf16))], env)
+    m = re.search(r"median ([0-9.]+) s/sample wall", out)
+    if not m:
+        sys.exit(f"no median line in bench_model's output:\n{out[-1000:]}")
+    return float(m.group(1))
+
+
+def peer(a, config, bf16, blas):
+    env = dict(os.environ, PYTHONPATH=a.hf_pythonpath, OPENBLAS_NUM_THREADS=str(blas))
+    cmd = [sys.executable, os.path.join(REPO, "bench", "model", "hf_step_peer.py"), config, "--batch", str(a.batch),
+           "--text_len", str(a.text_len), "--steps", str(a.steps), "--threads", str(a.threads)] + (["--bf16"] if bf16 else [])
+    return json.loads(sh(cmd, env).splitlines()[-1])["s_per_sample"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--hf_pythonpath", required=True)
+    ap.add_argument("--bridgetune", default=os.path.join(REPO, "build", "bridgetune"))
+    ap.add_argument("--bench_model", default=os.path.join(REPO, "build", "bench", "bench_model"))
+    ap.add_argument("--presets", default="small,base")
+    ap.add_argument("--precision", default="fp32,bf16")
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--text_len", type=int, default=40)
+    ap.add_argument("--steps", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=2, help="torch threads on both sides")
+    ap.add_argument("--peer_blas_threads", default="1,2")
+    ap.add_argument("--workdir", default="/tmp/bt_step_bench")
+    a = ap.parse_args()
+    os.makedirs(a.workdir, exist_ok=True)
+    blas = [int(t) for t in a.peer_blas_threads.split(",")]
+    configs = {}
+    for p in a.presets.split(","):
+        configs[p] = os.path.join(a.workdir, f"{p}.config.json")
+        sh([a.bridgetune, "info", "--model_preset", p, "--write_config", configs[p]], dict(os.environ))
+    cells = [(p, prec) for p in configs for prec in a.precision.split(",")]
+    runs = {c: {"onednn": [], "torch": [], **{f"hf_blas{t}": [] for t in blas}} for c in cells}
+    for rep in range(a.repeats):  # interleaved: machine noise hits every side alike
+        for c in cells:
+            p, prec = c
+            bf16 = prec == "bf16"
+            r = runs[c]
+            r["onednn"].append(ours(a, p, bf16, "onednn"))
+            if not bf16:  # the GEMM choice only concerns float32
+                r["torch"].append(ours(a, p, bf16, "torch"))
+            for t in blas:
+                r[f"hf_blas{t}"].append(peer(a, configs[p], bf16, t))
+            print(f"[{rep + 1}/{a.repeats}] {p} {prec}: " +
+                  ", ".join(f"{k} {v[-1]:.3f}" for k, v in r.items() if v) + " s/sample", flush=True)
+    for c, r in runs.items():
+        med = {k: statistics.median(v) for k, v in r.items() if v}
+        best_peer = min((k for k in med if k.startswith("hf_")), key=med.get)
+        print(json.dumps({"preset": c[0], "precision": c[1], "batch": a.batch, "text_len": a.text_len,
+                          "threads": a.threads, "s_per_sample_median": med, "best_peer": best_peer,
+                          "speedup_vs_best_peer": med[best_peer] / med["onednn"],
+                          "runs": r}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,200 @@
+#include "model/cpu_gemm.h"
+
+#include <ATen/autocast_mode.h>
+#include <dlfcn.h>
+
+#include <ATen/Parallel.h>
+#include <ATen/record_function.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+namespace bt::model {
+
+using torch::Tensor;
+
+namespace {
+
+// oneDNN's C API (dnnl.h, stable since v1.0): row-major C = alpha op(A) op(B) + beta C; 0 = dnnl_success.
+using Sgemm = int (*)(char transa, char transb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                      int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
+Sgemm find_sgemm() {
+  if (auto* f = dlsym(RTLD_DEFAULT, "dnnl_sgemm")) return reinterpret_cast<Sgemm>(f);
+  // libtorch loaded RTLD_LOCAL (a Python extension): its libdnnl is mapped but not in the global scope.
+  if (void* lib = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_NOLOAD)) return reinterpret_cast<Sgemm>(dlsym(lib, "dnnl_sgemm"));
+  return nullptr;
+}
+
+Sgemm sgemm_fn() {
+  static const Sgemm fn = find_sgemm();
+  return fn;
+}
+
+std::atomic<bool>& onednn_wanted() {
+  static std::atomic<bool> on{[] {
+    const char* v = std::getenv("BRIDGETUNE_CPU_GEMM");
+    return !(v && std::strcmp(v, "torch") == 0);
+  }()};
+  return on;
+}
+
+void check(int status, int64_t m, int64_t n, int64_t k) {
+  TORCH_CHECK(status == 0, "oneDNN sgemm failed (status ", status, ") for [", m, ", ", k, "] x [", k, ", ", n, "]");
+}
+
+// C[m, n] = op(A) op(B), row-major, every operand contiguous.
+void gemm(char ta, char tb, int64_t m, int64_t n, int64_t k, const Tensor& a, const Tensor& b, Tensor& c) {
+  const int64_t lda = ta == 'N' ? k : m, ldb = tb == 'N' ? n : k;
+  check(sgemm_fn()(ta, tb, m, n, k, 1.0f, a.data_ptr<float>(), lda, b.data_ptr<float>(), ldb, 0.0f,
+                   c.data_ptr<float>(), n),
+        m, n, k);
+}
+
+// ---- batched products over 4-D [B, H, rows, cols] operands whose rows are unit-stride ----
+
+// A [B, H, R, C] tensor read in place: matrix (i, j) starts at ptr + i*s0 + j*s1, rows ld apart.
+struct Mats {
+  const float* ptr;
+  int64_t s0, s1, ld;
+  const float* at(int64_t i, int64_t j) const { return ptr + i * s0 + j * s1; }
+};
+
+bool rows_unit_stride(const Tensor& t) { return t.dim() == 4 && (t.size(3) <= 1 || t.stride(3) == 1); }
+
+Tensor in_place_or_copy(const Tensor& t) { return rows_unit_stride(t) && t.stride(2) >= t.size(3) ? t : t.contiguous(); }
+
+Mats mats(const Tensor& t) {
+  return {t.data_ptr<float>(), t.stride(0), t.stride(1), t.size(2) <= 1 ? std::max<int64_t>(1, t.size(3)) : t.stride(2)};
+}
+
+// out[i, j] = alpha op(a[i, j]) op(b[i, j]) for every (i, j), out contiguous [B, H, m, n]; one single-threaded
+// GEMM per matrix on torch's threads (inside the parallel region oneDNN runs sequentially).
+void gemm_batched(char ta, char tb, int64_t m, int64_t n, int64_t k, float alpha, const Tensor& a, const Tensor& b,
+                  Tensor& out) {
+  const Mats A = mats(a), B = mats(b);
+  const int64_t heads = out.size(1), count = out.size(0) * heads;
+  float* c = out.data_ptr<float>();
+  at::parallel_for(0, count, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t idx = begin; idx < end; ++idx) {
+      const int64_t i = idx / heads, j = idx % heads;
+      check(sgemm_fn()(ta, tb, m, n, k, alpha, A.at(i, j), A.ld, B.at(i, j), B.ld, 0.0f, c + idx * m * n, n), m, n, k);
+    }
+  });
+}
+
+// a [B, H, M, K] (trans_a: stored [B, H, K, M]) times b [B, H, K, N] (trans_b: stored [B, H, N, K]).
+Tensor product(const Tensor& a, bool ta, const Tensor& b, bool tb, float alpha) {
+  const int64_t m = ta ? a.size(3) : a.size(2), k = ta ? a.size(2) : a.size(3), n = tb ? b.size(2) : b.size(3);
+  auto out = torch::empty({a.size(0), a.size(1), m, n}, a.options().memory_format(at::MemoryFormat::Contiguous));
+  gemm_batched(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, b, out);
+  return out;
+}
+
+struct OneDnnBatchedMatmulFn : torch::autograd::Function<OneDnnBatchedMatmulFn> {
+  static Tensor forward(torch::autograd::AutogradContext* ctx, const Tensor& a, const Tensor& b, bool tb, double alpha) {
+    ctx->save_for_backward({a, b});
+    ctx->saved_data["tb"] = tb;
+    ctx->saved_data["alpha"] = alpha;
+    return product(a, false, b, tb, static_cast<float>(alpha));
+  }
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const Tensor &a = saved[0], &b = saved[1];
+    const bool tb = ctx->saved_data["tb"].toBool();
+    const auto alpha = static_cast<float>(ctx->saved_data["alpha"].toDouble());
+    const Tensor g = grads[0].contiguous();
+    Tensor ga, gb;
+    // y = alpha a op(b): da = alpha g op(b)^T; db = alpha a^T g (op = none) or alpha g^T a (op = transpose)
+    if (ctx->needs_input_grad(0)) ga = product(g, false, b, !tb, alpha);
+    if (ctx->needs_input_grad(1)) gb = tb ? product(g, true, a, false, alpha) : product(a, true, g, false, alpha);
+    return {ga, gb, Tensor(), Tensor()};
+  }
+};
+
+Tensor forward_2d(const Tensor& x2, const Tensor& w, const Tensor& b) {
+  auto y = torch::empty({x2.size(0), w.size(0)}, x2.options());
+  gemm('N', 'T', x2.size(0), w.size(0), w.size(1), x2, w, y);
+  if (b.defined()) y.add_(b);
+  return y;
+}
+
+struct OneDnnLinearFn : torch::autograd::Function<OneDnnLinearFn> {
+  static Tensor forward(torch::autograd::AutogradContext* ctx, const Tensor& x2, const Tensor& w, const Tensor& b) {
+    ctx->save_for_backward({x2, w});
+    ctx->saved_data["has_bias"] = b.numel() > 0;
+    return forward_2d(x2, w, b.numel() > 0 ? b : Tensor());
+  }
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const Tensor &x2 = saved[0], &w = saved[1];
+    const Tensor g = grads[0].contiguous();
+    const int64_t m = x2.size(0), k = x2.size(1), n = w.size(0);
+    Tensor gx, gw, gb;
+    if (ctx->needs_input_grad(0)) {
+      gx = torch::empty({m, k}, x2.options());
+      gemm('N', 'N', m, k, n, g, w, gx);  // dY W
+    }
+    if (ctx->needs_input_grad(1)) {
+      gw = torch::empty({n, k}, w.options());
+      gemm('T', 'N', n, k, m, g, x2, gw);  // dY^T X
+    }
+    if (ctx->saved_data["has_bias"].toBool() && ctx->needs_input_grad(2)) gb = g.sum(0);
+    return {gx, gw, gb};
+  }
+};
+
+bool onednn_applies(const Tensor& x, const Tensor& w, const Tensor& b) {
+  return onednn_wanted().load() && sgemm_fn() && x.device().is_cpu() && x.scalar_type() == at::kFloat &&
+         w.scalar_type() == at::kFloat && (!b.defined() || b.scalar_type() == at::kFloat) &&
+         !at::autocast::is_cpu_enabled() && x.dim() >= 1 && x.numel() > 0 && w.dim() == 2 && w.numel() > 0 &&
+         x.size(-1) == w.size(1) && !w.is_meta() && !x.is_meta();
+}
+
+bool batched_applies(const Tensor& a, const Tensor& b) {
+  return onednn_wanted().load() && sgemm_fn() && a.device().is_cpu() && b.device().is_cpu() &&
+         a.scalar_type() == at::kFloat && b.scalar_type() == at::kFloat && !at::autocast::is_cpu_enabled() &&
+         a.dim() == 4 && b.dim() == 4 && a.numel() > 0 && b.numel() > 0 && a.size(0) == b.size(0) &&
+         a.size(1) == b.size(1) && !a.is_meta() && !b.is_meta();
+}
+
+}  // namespace
+
+Tensor batched_matmul(const Tensor& a, const Tensor& b, bool transpose_b, double divide_by) {
+  if (!batched_applies(a, b)) {
+    auto y = torch::matmul(a, transpose_b ? b.transpose(-1, -2) : b);
+    return divide_by == 1.0 ? y : y / divide_by;
+  }
+  RECORD_FUNCTION("bt::batched_matmul (oneDNN)", std::vector<c10::IValue>{});  // a row in profiles (op_profile.py)
+  const double alpha = 1.0 / divide_by;  // exact for a power-of-two divisor (sqrt(64) = 8: every preset's heads)
+  TORCH_CHECK(a.size(3) == (transpose_b ? b.size(3) : b.size(2)), "batched_matmul: inner sizes differ: ",
+              a.sizes(), " x ", b.sizes(), transpose_b ? "^T" : "");
+  const Tensor a_ = in_place_or_copy(a), b_ = in_place_or_copy(b);
+  const bool grad = torch::GradMode::is_enabled() && (a.requires_grad() || b.requires_grad());
+  return grad ? OneDnnBatchedMatmulFn::apply(a_, b_, transpose_b, alpha)
+              : product(a_, false, b_, transpose_b, static_cast<float>(alpha));
+}
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  if (!onednn_applies(x, weight, bias)) return torch::linear(x, weight, bias);
+  RECORD_FUNCTION("bt::linear (oneDNN)", std::vector<c10::IValue>{});
+  auto out_shape = x.sizes().vec();
+  out_shape.back() = weight.size(0);
+  const Tensor x2 = x.reshape({-1, x.size(-1)}).contiguous();
+  const Tensor w = weight.contiguous();
+  const bool grad = torch::GradMode::is_enabled() &&
+                    (x.requires_grad() || weight.requires_grad() || (bias.defined() && bias.requires_grad()));
+  // libtorch 1.13's autograd functions take no undefined inputs: no bias travels as an empty tensor.
+  Tensor y = grad ? OneDnnLinearFn::apply(x2, w, bias.defined() ? bias : torch::empty({0}, w.options()))
+                  : forward_2d(x2, w, bias);
+  return y.view(out_shape);
+}
+
+std::string cpu_gemm_name() { return onednn_wanted().load() && sgemm_fn() ? "onednn" : "torch"; }
+
+void set_cpu_gemm_onednn(bool on) { onednn_wanted().store(on); }
+
+}  // namespace bt::model

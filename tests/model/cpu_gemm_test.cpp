@@ -1,0 +1,137 @@
+// model::linear (model/cpu_gemm.h): oneDNN's float32 GEMM on the CPU against torch::linear in double -- values and
+// the three gradients, contiguous or not, with and without bias, only some inputs requiring grad; attention's strided q/k/v views -- and the cases
+// that must stay on torch::linear (autocast, the BRIDGETUNE_CPU_GEMM=torch switch).
+#include <ATen/autocast_mode.h>
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "model/cpu_gemm.h"
+
+using namespace bt::model;
+
+namespace {
+struct Grads {
+  torch::Tensor y, gx, gw, gb;
+};
+
+// y = f(x, w, b); then (y * probe).sum() backward. Leaves are fresh copies so every call starts clean.
+template <typename F>
+Grads run(F&& f, const torch::Tensor& x0, const torch::Tensor& w0, const torch::Tensor& b0, const torch::Tensor& probe,
+          bool x_grad = true) {
+  auto x = x0.detach().clone().requires_grad_(x_grad), w = w0.detach().clone().requires_grad_(true);
+  auto b = b0.defined() ? b0.detach().clone().requires_grad_(true) : torch::Tensor();
+  auto y = f(x, w, b);
+  (y * probe.to(y.scalar_type())).sum().backward();
+  return {y.detach(), x_grad ? x.grad() : torch::Tensor(), w.grad(), b.defined() ? b.grad() : torch::Tensor()};
+}
+
+double rel_err(const torch::Tensor& got, const torch::Tensor& want) {
+  return ((got.to(torch::kDouble) - want).abs().max() / want.abs().max()).item<double>();
+}
+
+bool libdnnl_loaded() { return dlopen("libdnnl.so.2", RTLD_NOW | RTLD_NOLOAD) != nullptr; }
+}  // namespace
+
+TEST(Linear, OneDnnIsUsedWhereLibtorchLoadsIt) {
+  if (!libdnnl_loaded()) GTEST_SKIP() << "this libtorch does not load libdnnl.so.2";
+  EXPECT_EQ(cpu_gemm_name(), "onednn");
+}
+
+TEST(Linear, ValuesAndGradientsMatchDoublePrecision) {
+  torch::manual_seed(5);
+  auto probe = torch::randn({3, 5, 29});
+  auto w = torch::randn({29, 37}), b = torch::randn({29});
+  auto contiguous = torch::randn({3, 5, 37});
+  auto strided = torch::randn({37, 5, 3}).permute({2, 1, 0});  // the same shape, not contiguous
+  for (const auto& x : {contiguous, strided}) {
+    for (bool with_bias : {true, false}) {
+      for (bool x_grad : {true, false}) {
+        const auto bias = with_bias ? b : torch::Tensor();
+        auto want = run([](auto& xx, auto& ww, auto& bb) { return torch::linear(xx, ww, bb); }, x.to(torch::kDouble),
+                        w.to(torch::kDouble), with_bias ? b.to(torch::kDouble) : torch::Tensor(), probe, x_grad);
+        auto got = run([](auto& xx, auto& ww, auto& bb) { return linear(xx, ww, bb); }, x, w, bias, probe, x_grad);
+        ASSERT_EQ(got.y.sizes(), want.y.sizes());
+        ASSERT_EQ(got.y.scalar_type(), torch::kFloat);
+        EXPECT_LT(rel_err(got.y, want.y), 1e-5);
+        EXPECT_LT(rel_err(got.gw, want.gw), 1e-5);
+        if (x_grad) {
+          EXPECT_LT(rel_err(got.gx, want.gx), 1e-5);
+        } else {
+          EXPECT_FALSE(got.gx.defined());
+        }
+        if (with_bias) {
+          EXPECT_LT(rel_err(got.gb, want.gb), 1e-5);
+        }
+      }
+    }
+  }
+}
+
+TEST(Linear, NoGradModeGivesTheSameValues) {
+  torch::manual_seed(6);
+  auto x = torch::randn({64, 48}), w = torch::randn({40, 48}).requires_grad_(true), b = torch::randn({40});
+  auto with_graph = linear(x, w, b);
+  torch::NoGradGuard no_grad;
+  auto without = linear(x, w, b);
+  EXPECT_FALSE(without.requires_grad());
+  EXPECT_TRUE(torch::equal(with_graph.detach(), without));
+}
+
+TEST(Linear, AutocastAndTheSwitchStayOnTorchLinear) {
+  torch::manual_seed(7);
+  auto x = torch::randn({16, 24}), w = torch::randn({8, 24}), b = torch::randn({8});
+  {
+    at::autocast::set_cpu_enabled(true);
+    auto y = linear(x, w, b);
+    at::autocast::set_cpu_enabled(false);
+    EXPECT_EQ(y.scalar_type(), torch::kBFloat16);  // autocast cast it: torch::linear ran
+  }
+  set_cpu_gemm_onednn(false);
+  EXPECT_EQ(cpu_gemm_name(), "torch");
+  auto y = linear(x, w, b);
+  set_cpu_gemm_onednn(true);
+  EXPECT_TRUE(torch::equal(y, torch::linear(x, w, b)));
+}
+
+TEST(BatchedMatmul, ValuesAndGradientsMatchDoublePrecisionOnStridedViews) {
+  torch::manual_seed(8);
+  // q, k, v as the attention layers make them: heads split out of one [B, L, 3 * H * D] projection, transposed
+  // (read in place: not contiguous). The leaf is the projection; its gradient collects all three.
+  const int64_t B = 2, L = 7, H = 3, D = 8;
+  const auto qkv0 = torch::randn({B, L, 3 * H * D});
+  auto probe_scores = torch::randn({B, H, L, L}), probe_ctx = torch::randn({B, H, L, D});
+  auto run_attention = [&](auto mm, const torch::Tensor& x0) {
+    auto qkv = x0.detach().clone().requires_grad_(true);
+    auto heads = [&](int i) { return qkv.narrow(2, i * H * D, H * D).view({B, L, H, D}).transpose(1, 2); };
+    EXPECT_FALSE(heads(0).is_contiguous());
+    auto scores = mm(heads(0), heads(1), true, 8.0);
+    auto ctx = mm(torch::softmax(scores, -1), heads(2), false, 1.0);
+    ((scores * probe_scores.to(scores.scalar_type())).sum() + (ctx * probe_ctx.to(ctx.scalar_type())).sum()).backward();
+    return std::vector<torch::Tensor>{scores.detach(), ctx.detach(), qkv.grad()};
+  };
+  auto want = run_attention([](const torch::Tensor& a, const torch::Tensor& b, bool t, double d) {
+    return torch::matmul(a, t ? b.transpose(-1, -2) : b) / d;
+  }, qkv0.to(torch::kDouble));
+  auto got = run_attention([](const torch::Tensor& a, const torch::Tensor& b, bool t, double d) {
+    return batched_matmul(a, b, t, d);
+  }, qkv0);
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_EQ(got[i].sizes(), want[i].sizes()) << i;
+    EXPECT_EQ(got[i].scalar_type(), torch::kFloat);
+    EXPECT_LT(rel_err(got[i], want[i]), 1e-5) << "output " << i;
+  }
+}
+
+TEST(BatchedMatmul, PowerOfTwoScaleIsExactAndTheSwitchGivesTorchsResult) {
+  torch::manual_seed(9);
+  auto q = torch::randn({2, 2, 5, 64}), k = torch::randn({2, 2, 6, 64});
+  auto fused = batched_matmul(q, k, true, 8.0);
+  auto unscaled = batched_matmul(q, k, true, 1.0);
+  EXPECT_TRUE(torch::equal(fused, unscaled / 8.0));  // alpha = 1/8 inside the GEMM, exact in float
+  set_cpu_gemm_onednn(false);
+  auto reference = batched_matmul(q, k, true, 8.0);
+  set_cpu_gemm_onednn(true);
+  EXPECT_TRUE(torch::equal(reference, torch::matmul(q, k.transpose(-1, -2)) / 8.0));
+  EXPECT_LT((fused - reference).abs().max().item<double>(), 1e-4);
+}
