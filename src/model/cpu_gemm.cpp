@@ -1,10 +1,9 @@
 #include "model/cpu_gemm.h"
 
-#include <ATen/autocast_mode.h>
-#include <dlfcn.h>
-
 #include <ATen/Parallel.h>
+#include <ATen/autocast_mode.h>
 #include <ATen/record_function.h>
+#include <dlfcn.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -40,16 +39,26 @@ std::atomic<bool>& onednn_wanted() {
   return on;
 }
 
-void check(int status, int64_t m, int64_t n, int64_t k) {
+bool onednn_available() { return onednn_wanted().load() && sgemm_fn(); }
+// Whether oneDNN runs this call's products: available, and not under CPU autocast (which casts to bf16 first).
+bool onednn_on() { return onednn_available() && !at::autocast::is_cpu_enabled(); }
+
+// An operand oneDNN's sgemm can read: a non-empty float32 CPU tensor with memory.
+bool onednn_operand(const Tensor& t) {
+  return t.device().is_cpu() && t.scalar_type() == at::kFloat && t.numel() > 0 && !t.is_meta();
+}
+
+// C[m, n] (row-major, ldc = n) = alpha op(A) op(B): the one call into oneDNN, its status checked.
+void sgemm(char ta, char tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+           const float* b, int64_t ldb, float* c) {
+  const int status = sgemm_fn()(ta, tb, m, n, k, alpha, a, lda, b, ldb, 0.0f, c, n);
   TORCH_CHECK(status == 0, "oneDNN sgemm failed (status ", status, ") for [", m, ", ", k, "] x [", k, ", ", n, "]");
 }
 
 // C[m, n] = op(A) op(B), row-major, every operand contiguous.
 void gemm(char ta, char tb, int64_t m, int64_t n, int64_t k, const Tensor& a, const Tensor& b, Tensor& c) {
-  const int64_t lda = ta == 'N' ? k : m, ldb = tb == 'N' ? n : k;
-  check(sgemm_fn()(ta, tb, m, n, k, 1.0f, a.data_ptr<float>(), lda, b.data_ptr<float>(), ldb, 0.0f,
-                   c.data_ptr<float>(), n),
-        m, n, k);
+  sgemm(ta, tb, m, n, k, 1.0f, a.data_ptr<float>(), ta == 'N' ? k : m, b.data_ptr<float>(), tb == 'N' ? n : k,
+        c.data_ptr<float>());
 }
 
 // ---- batched products over 4-D [B, H, rows, cols] operands whose rows are unit-stride ----
@@ -79,7 +88,7 @@ void gemm_batched(char ta, char tb, int64_t m, int64_t n, int64_t k, float alpha
   at::parallel_for(0, count, 1, [&](int64_t begin, int64_t end) {
     for (int64_t idx = begin; idx < end; ++idx) {
       const int64_t i = idx / heads, j = idx % heads;
-      check(sgemm_fn()(ta, tb, m, n, k, alpha, A.at(i, j), A.ld, B.at(i, j), B.ld, 0.0f, c + idx * m * n, n), m, n, k);
+      sgemm(ta, tb, m, n, k, alpha, A.at(i, j), A.ld, B.at(i, j), B.ld, c + idx * m * n);
     }
   });
 }
@@ -147,18 +156,14 @@ struct OneDnnLinearFn : torch::autograd::Function<OneDnnLinearFn> {
   }
 };
 
-bool onednn_applies(const Tensor& x, const Tensor& w, const Tensor& b) {
-  return onednn_wanted().load() && sgemm_fn() && x.device().is_cpu() && x.scalar_type() == at::kFloat &&
-         w.scalar_type() == at::kFloat && (!b.defined() || b.scalar_type() == at::kFloat) &&
-         !at::autocast::is_cpu_enabled() && x.dim() >= 1 && x.numel() > 0 && w.dim() == 2 && w.numel() > 0 &&
-         x.size(-1) == w.size(1) && !w.is_meta() && !x.is_meta();
+bool linear_applies(const Tensor& x, const Tensor& w, const Tensor& b) {
+  return onednn_on() && onednn_operand(x) && onednn_operand(w) && (!b.defined() || b.scalar_type() == at::kFloat) &&
+         x.dim() >= 1 && w.dim() == 2 && x.size(-1) == w.size(1);
 }
 
 bool batched_applies(const Tensor& a, const Tensor& b) {
-  return onednn_wanted().load() && sgemm_fn() && a.device().is_cpu() && b.device().is_cpu() &&
-         a.scalar_type() == at::kFloat && b.scalar_type() == at::kFloat && !at::autocast::is_cpu_enabled() &&
-         a.dim() == 4 && b.dim() == 4 && a.numel() > 0 && b.numel() > 0 && a.size(0) == b.size(0) &&
-         a.size(1) == b.size(1) && !a.is_meta() && !b.is_meta();
+  return onednn_on() && onednn_operand(a) && onednn_operand(b) && a.dim() == 4 && b.dim() == 4 &&
+         a.size(0) == b.size(0) && a.size(1) == b.size(1);
 }
 
 }  // namespace
@@ -179,7 +184,7 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b, bool transpose_b, double
 }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  if (!onednn_applies(x, weight, bias)) return torch::linear(x, weight, bias);
+  if (!linear_applies(x, weight, bias)) return torch::linear(x, weight, bias);
   RECORD_FUNCTION("bt::linear (oneDNN)", std::vector<c10::IValue>{});
   auto out_shape = x.sizes().vec();
   out_shape.back() = weight.size(0);
@@ -193,7 +198,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   return y.view(out_shape);
 }
 
-std::string cpu_gemm_name() { return onednn_wanted().load() && sgemm_fn() ? "onednn" : "torch"; }
+std::string cpu_gemm_name() { return onednn_available() ? "onednn" : "torch"; }
 
 void set_cpu_gemm_onednn(bool on) { onednn_wanted().store(on); }
 

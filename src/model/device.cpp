@@ -6,6 +6,7 @@
 #include "common/device_name.h"
 #include "common/error.h"
 #include "common/process_memory.h"
+#include "model/api.h"
 
 #if defined(BT_TORCH_CUDA)
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -36,29 +37,31 @@ int64_t parameter_numel(const torch::nn::Module& m) {
   return n;
 }
 
-#if defined(BT_TORCH_CUDA)
-namespace {
-// The allocator's aggregate byte counts (index 0 of its stat arrays: StatType::AGGREGATE, every pool).
-auto cuda_stats(const torch::Device& d) {  // DeviceStats (its namespace moved in torch 2.x)
-  return c10::cuda::CUDACachingAllocator::getDeviceStats(d.has_index() ? d.index() : 0);
+void configure_inference_threads(int requested, int loader_workers, const torch::Device& device,
+                                 const torch::nn::Module& m) {
+  if (device.is_cpu()) configure_torch_threads(torch_threads_for(requested, loader_workers, device, parameter_numel(m)));
 }
-}  // namespace
-#endif
 
-uint64_t memory_bytes(const torch::Device& device) {
-  if (device.is_cpu()) return rss_bytes();
+namespace {
+// The CUDA caching allocator's allocated bytes on d, now or at their peak (index 0 of its stat arrays:
+// StatType::AGGREGATE, every pool); 0 off CUDA or without a CUDA libtorch.
+uint64_t cuda_allocated_bytes([[maybe_unused]] const torch::Device& d, [[maybe_unused]] bool peak) {
 #if defined(BT_TORCH_CUDA)
-  if (device.is_cuda()) return static_cast<uint64_t>(cuda_stats(device).allocated_bytes[0].current);
+  if (d.is_cuda()) {
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(d.has_index() ? d.index() : 0);
+    return static_cast<uint64_t>(peak ? stats.allocated_bytes[0].peak : stats.allocated_bytes[0].current);
+  }
 #endif
   return 0;
+}
+}  // namespace
+
+uint64_t memory_bytes(const torch::Device& device) {
+  return device.is_cpu() ? rss_bytes() : cuda_allocated_bytes(device, false);
 }
 
 uint64_t peak_memory_bytes(const torch::Device& device) {
-  if (device.is_cpu()) return peak_rss_bytes();
-#if defined(BT_TORCH_CUDA)
-  if (device.is_cuda()) return static_cast<uint64_t>(cuda_stats(device).allocated_bytes[0].peak);
-#endif
-  return 0;
+  return device.is_cpu() ? peak_rss_bytes() : cuda_allocated_bytes(device, true);
 }
 
 void reset_peak_memory(const torch::Device& device) {

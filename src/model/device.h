@@ -21,6 +21,10 @@ torch::Device parse_device(const std::string& device);
 constexpr int64_t kComputeBoundParameters = 20'000'000;
 int torch_threads_for(int requested, int loader_workers, const torch::Device& device, int64_t inference_parameters = 0);
 int64_t parameter_numel(const torch::nn::Module& m);  // the values in m's parameters
+// Inference runs (evaluate, encode, the recipe's evaluations): on the CPU, configures torch's threads for model m
+// by that rule; elsewhere nothing.
+void configure_inference_threads(int requested, int loader_workers, const torch::Device& device,
+                                 const torch::nn::Module& m);
 
 // The memory a run holds on `device`, in bytes, for bench's memory columns and `bench --find_max_batch`: on the
 // CPU this process's resident memory (common/process_memory.h), on CUDA the caching allocator's allocated bytes

@@ -108,8 +108,7 @@ EvalMetrics run_evaluate(const EvaluateOptions& o) {
   text::Tokenizer tok = text::Tokenizer::from_dir(o.model_name_or_path);
   model::BridgeTowerForContrastiveLearning m = model::load_contrastive(
       o.model_name_or_path, model::ModelBudget{false, o.per_device_eval_batch_size, o.max_model_bytes});
-  if (device.is_cpu())
-    model::configure_torch_threads(model::torch_threads_for(0, o.dataloader_num_workers, device, model::parameter_numel(*m)));
+  model::configure_inference_threads(0, o.dataloader_num_workers, device, *m);
   m->to(device);
   const EmbedOptions eo = standalone_embed_options(m, o.per_device_eval_batch_size, o.dataloader_num_workers,
                                                    o.max_seq_length, o.read.on_bad, device, o.bf16);

@@ -190,9 +190,7 @@ nlohmann::json final_evaluations(const Plan& plan, const TrainOptions& t, const 
   if (plan.evals.empty()) return eval_metrics;
   const torch::Device device = model::parse_device(t.device);
   auto m = model::load_contrastive(model_dir, model::ModelBudget{false, t.per_device_eval_batch_size, t.max_model_bytes});
-  if (device.is_cpu())
-    model::configure_torch_threads(
-        model::torch_threads_for(t.torch_threads, t.dataloader_num_workers, device, model::parameter_numel(*m)));
+  model::configure_inference_threads(t.torch_threads, t.dataloader_num_workers, device, *m);
   m->to(device);
   const text::Tokenizer tok = text::Tokenizer::from_dir(model_dir);
   std::printf("\n");

@@ -285,9 +285,7 @@ void suggest_bf16(const TrainRun& r) {
   if (!r.talk || !r.device.is_cpu() || r.s.bf16) return;
   const CpuBf16 cpu = cpu_bf16();
   if (!cpu.native) return;
-  int64_t n = 0;
-  for (const auto& p : r.model->parameters()) n += p.numel();
-  if (n < kBf16HintParameters) return;
+  if (model::parameter_numel(*r.model) < kBf16HintParameters) return;
   std::printf("this CPU computes bf16 natively (%s): --bf16 usually trains a model of this size several times "
               "faster than fp32 here (`bridgetune bench` measures both)\n", cpu.feature.c_str());
 }

@@ -11,14 +11,19 @@
 namespace fs = std::filesystem;
 
 namespace {
+// Runs bridgetune with args (output in LOG), sets *rc, and returns the JSON file `json` it wrote (null if none).
+nlohmann::json run_json(const std::vector<std::string>& args, const std::string& log, const fs::path& json, int* rc) {
+  *rc = bt::test::wait_exit_code(bt::test::spawn_bridgetune(args, log));
+  std::ifstream f(json);
+  return f ? nlohmann::json::parse(f) : nlohmann::json();
+}
+
 nlohmann::json run_bench(const fs::path& dir, std::vector<std::string> extra, int* rc) {
   std::vector<std::string> args{"bench", "--batch", "2", "--steps", "2", "--throughput_warmup_steps", "1",
                                 "--repeats", "1", "--workers", "0", "--synth_n", "6", "--synth_max_width", "120",
                                 "--torch_threads", "1", "--output_dir", dir.string()};
   args.insert(args.end(), extra.begin(), extra.end());
-  *rc = bt::test::wait_exit_code(bt::test::spawn_bridgetune(args, dir.string() + ".log"));
-  std::ifstream f(dir / "bench_results.json");
-  return f ? nlohmann::json::parse(f) : nlohmann::json();
+  return run_json(args, dir.string() + ".log", dir / "bench_results.json", rc);
 }
 }  // namespace
 
@@ -90,11 +95,9 @@ TEST(BenchCli, RowsReportMemoryAndFindMaxBatchBracketsTheAnswer) {
     EXPECT_LT(row["step_memory_bytes"].get<uint64_t>(), row["peak_memory_bytes"].get<uint64_t>()) << row;
   }
   const auto fit_json = [&](const char* gb) {
-    std::vector<std::string> args{"bench", "--find_max_batch", "--max_memory_gb", gb, "--synth_n", "6",
-                                  "--synth_max_width", "120", "--torch_threads", "1", "--output_dir", dir.string()};
-    rc = bt::test::wait_exit_code(bt::test::spawn_bridgetune(args, dir.string() + ".fit.log"));
-    std::ifstream f(dir / "find_max_batch.json");
-    return f ? nlohmann::json::parse(f) : nlohmann::json();
+    return run_json({"bench", "--find_max_batch", "--max_memory_gb", gb, "--synth_n", "6", "--synth_max_width", "120",
+                     "--torch_threads", "1", "--output_dir", dir.string()},
+                    dir.string() + ".fit.log", dir / "find_max_batch.json", &rc);
   };
   auto j = fit_json("8");
   ASSERT_EQ(rc, 0) << bt::test::slurp(dir.string() + ".fit.log");
