@@ -19,6 +19,7 @@
 
 #include <optional>
 
+#include "common/process_memory.h"
 #include "model/api.h"
 #include "model/autocast.h"
 #include "model/bridgetower.h"
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
   const bool bf16 = argc > 6 && std::atoi(argv[6]) != 0;
   const std::string trace = argc > 7 ? argv[7] : "";
   const bool infer = argc > 8 && std::string(argv[8]) == "infer";
+  bt::keep_freed_memory_for_reuse();
   configure_torch_threads(threads);
   std::printf("parameters: base %lld, large %lld (BridgeTowerForContrastiveLearning)\n",
               (long long)parameter_count(preset("base")), (long long)parameter_count(preset("large")));

@@ -3,14 +3,17 @@
 BridgeTowerForContrastiveLearning, same shapes, same libtorch, interleaved, medians.
 
     /usr/bin/python3 bench/model/step_vs_hf.py --hf_pythonpath P [--presets small,base] [--precision fp32,bf16]
-        [--batch 8] [--text_len 40] [--steps 3] [--repeats 3] [--threads 2] [--peer_blas_threads 1,2]
+        [--batch 8] [--text_len 40] [--steps 3] [--repeats 3] [--threads 2] [--ours now,no_reuse,torch_gemm]
+        [--peer_blas_threads 1,2] [--peer_malloc default,reuse]
 
-Per repetition, preset and precision: build/bench/bench_model (bridgetune's modules; float32 Linear layers on
-oneDNN where libtorch loads it), the same with BRIDGETUNE_CPU_GEMM=torch (libtorch's own float32 GEMM, OpenBLAS
-pinned to one thread: the path before oneDNN), then bench/model/hf_step_peer.py once per --peer_blas_threads value
-(OPENBLAS_NUM_THREADS: 1 is this project's Debian setting, 2 lets the peer's float32 GEMMs use both cores). The
-ratio is against the fastest peer configuration. Seconds per sample are each run's median over --steps timed steps
-after one warm-up. The optimizer step is outside both sides' clocks.
+Per repetition, preset and precision: build/bench/bench_model once per --ours variant -- `now` (bridgetune as it
+runs: float32 Linear layers on oneDNN, freed memory kept for reuse), `no_reuse` (BRIDGETUNE_KEEP_FREED_MEMORY=0:
+glibc's allocator as it comes), `torch_gemm` (BRIDGETUNE_CPU_GEMM=torch: libtorch's own float32 GEMM, OpenBLAS
+pinned to one thread; float32 only) -- then bench/model/hf_step_peer.py once per --peer_blas_threads value
+(OPENBLAS_NUM_THREADS: 1 is this project's Debian setting, 2 lets the peer's float32 GEMMs use both cores) and
+--peer_malloc setting (`reuse`: the same allocator setting given to the peer through GLIBC_TUNABLES, what a user
+tuning the Python side could do). The ratio is against the fastest peer configuration. Seconds per sample are each
+run's median over --steps timed steps after one warm-up. The optimizer step is outside both sides' clocks.
 """
 import argparse
 import json
@@ -30,8 +33,13 @@ def sh(cmd, env):
     return r.stdout
 
 
-def ours(a, preset, bf16, gemm):
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", BRIDGETUNE_CPU_GEMM=gemm)
+# GLIBC_TUNABLES equivalent of common/process_memory.cpp's keep_freed_memory_for_reuse (for the Python peer).
+REUSE_TUNABLES = "glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=2147483647"
+
+
+def ours(a, preset, bf16, variant):
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", BRIDGETUNE_CPU_GEMM="torch" if variant == "torch_gemm" else "onednn",
+               BRIDGETUNE_KEEP_FREED_MEMORY="0" if variant == "no_reuse" else "1")
     out = sh([a.bench_model, preset, str(a.batch), str(a.steps), str(a.text_len), str(a.threads), str(int(bf16))], env)
     m = re.search(r"median ([0-9.]+) s/sample wall", out)
     if not m:
@@ -39,8 +47,10 @@ def ours(a, preset, bf16, gemm):
     return float(m.group(1))
 
 
-def peer(a, config, bf16, blas):
+def peer(a, config, bf16, blas, malloc):
     env = dict(os.environ, PYTHONPATH=a.hf_pythonpath, OPENBLAS_NUM_THREADS=str(blas))
+    if malloc == "reuse":
+        env["GLIBC_TUNABLES"] = REUSE_TUNABLES
     cmd = [sys.executable, os.path.join(REPO, "bench", "model", "hf_step_peer.py"), config, "--batch", str(a.batch),
            "--text_len", str(a.text_len), "--steps", str(a.steps), "--threads", str(a.threads)] + (["--bf16"] if bf16 else [])
     return json.loads(sh(cmd, env).splitlines()[-1])["s_per_sample"]
@@ -58,27 +68,31 @@ def main():
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2, help="torch threads on both sides")
+    ap.add_argument("--ours", default="now,no_reuse,torch_gemm")
     ap.add_argument("--peer_blas_threads", default="1,2")
+    ap.add_argument("--peer_malloc", default="default,reuse")
     ap.add_argument("--workdir", default="/tmp/bt_step_bench")
     a = ap.parse_args()
     os.makedirs(a.workdir, exist_ok=True)
     blas = [int(t) for t in a.peer_blas_threads.split(",")]
+    peers = [(t, m) for t in blas for m in a.peer_malloc.split(",")]
+    variants = a.ours.split(",")
     configs = {}
     for p in a.presets.split(","):
         configs[p] = os.path.join(a.workdir, f"{p}.config.json")
         sh([a.bridgetune, "info", "--model_preset", p, "--write_config", configs[p]], dict(os.environ))
     cells = [(p, prec) for p in configs for prec in a.precision.split(",")]
-    runs = {c: {"onednn": [], "torch": [], **{f"hf_blas{t}": [] for t in blas}} for c in cells}
+    runs = {c: {**{v: [] for v in variants}, **{f"hf_blas{t}_{m}": [] for t, m in peers}} for c in cells}
     for rep in range(a.repeats):  # interleaved: machine noise hits every side alike
         for c in cells:
             p, prec = c
             bf16 = prec == "bf16"
             r = runs[c]
-            r["onednn"].append(ours(a, p, bf16, "onednn"))
-            if not bf16:  # the GEMM choice only concerns float32
-                r["torch"].append(ours(a, p, bf16, "torch"))
-            for t in blas:
-                r[f"hf_blas{t}"].append(peer(a, configs[p], bf16, t))
+            for v in variants:
+                if v != "torch_gemm" or not bf16:  # the GEMM choice only concerns float32
+                    r[v].append(ours(a, p, bf16, v))
+            for t, m in peers:
+                r[f"hf_blas{t}_{m}"].append(peer(a, configs[p], bf16, t, m))
             print(f"[{rep + 1}/{a.repeats}] {p} {prec}: " +
                   ", ".join(f"{k} {v[-1]:.3f}" for k, v in r.items() if v) + " s/sample", flush=True)
     for c, r in runs.items():
@@ -86,7 +100,7 @@ def main():
         best_peer = min((k for k in med if k.startswith("hf_")), key=med.get)
         print(json.dumps({"preset": c[0], "precision": c[1], "batch": a.batch, "text_len": a.text_len,
                           "threads": a.threads, "s_per_sample_median": med, "best_peer": best_peer,
-                          "speedup_vs_best_peer": med[best_peer] / med["onednn"],
+                          "speedup_vs_best_peer": med[best_peer] / med[variants[0]],
                           "runs": r}), flush=True)
 
 

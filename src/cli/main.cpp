@@ -8,6 +8,7 @@
 #include "cli/command.h"
 #include "common/error.h"
 #include "common/paths.h"
+#include "common/process_memory.h"
 #include "common/terminal.h"
 
 namespace bt::cli {
@@ -18,6 +19,7 @@ std::vector<CommandSpec>& registry() {
 }  // namespace bt::cli
 
 int main(int argc, char** argv) {
+  bt::keep_freed_memory_for_reuse();  // before torch's first allocation (common/process_memory.h)
   CLI::App app{"bridgetune: fast contrastive fine-tuning of BridgeTower on image-caption data"};
   app.require_subcommand(1);
   app.fallthrough(false);

@@ -4,6 +4,7 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <string_view>
 #include <vector>
 
@@ -36,6 +37,14 @@ bool reset_peak_rss() {
 void release_free_memory() {
 #if defined(__GLIBC__)
   malloc_trim(0);
+#endif
+}
+
+void keep_freed_memory_for_reuse() {
+#if defined(__GLIBC__)
+  if (const char* v = std::getenv("BRIDGETUNE_KEEP_FREED_MEMORY"); v && std::string_view(v) == "0") return;
+  mallopt(M_MMAP_MAX, 0);                  // every block from the heaps (threads' arenas fall back to mmap when full)
+  mallopt(M_TRIM_THRESHOLD, 0x7fffffff);   // keep up to 2 GiB free at a heap's top (mallopt takes an int)
 #endif
 }
 

@@ -13,5 +13,12 @@ bool reset_peak_rss();      // false: the peak keeps counting from the process's
 // Hands the allocator's free pages back to the kernel (glibc malloc_trim), so memory a finished run freed is not
 // counted resident in the next one's peak.
 void release_free_memory();
+// From now on freed memory stays in the allocator for reuse (glibc: no block gets its own mmap, the heaps are not
+// trimmed): torch allocates and frees tens of MB per activation every step, and a fresh mapping is zero-filled by
+// the kernel page by page on first touch and unmapped again on free -- a third of a base-preset CPU step went to
+// those page faults (docs/PERFORMANCE.md). Peak resident memory stays what the step needs; release_free_memory()
+// still hands free pages back. Called first thing by the binaries that run the model (bridgetune, bench_model);
+// BRIDGETUNE_KEEP_FREED_MEMORY=0 leaves the allocator as it is (the A/B switch of bench/model/step_vs_hf.py).
+void keep_freed_memory_for_reuse();
 
 }  // namespace bt

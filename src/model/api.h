@@ -21,6 +21,16 @@ std::string describe(const BridgeTowerConfig& c);
 void forward_file(const std::string& model_dir, const std::string& batch_path, const std::string& out_path,
                   uint64_t max_model_bytes = 0);
 
+// torch's intra-op threads for a run: `requested` when > 0, else on the CPU the cores the loader workers leave
+// free (at least 1; oversubscribing -- torch's OpenMP pool spinning against the workers -- made tiny-model steps
+// ~9x slower on 2 cores), else 0 (torch's default). The one rule for train, bench, evaluate, encode and the final
+// evaluations, which pass their model's parameter count: from kComputeBoundParameters on (the small preset and up)
+// a sample's forward (and backward) is ~100x its image's decode, the workers mostly wait on a full queue, and every
+// core goes to the model (2 cores, 2 workers: encode base at 288 px 1.6x the images/s of one thread, train small
+// 1.56x the samples/s; docs/PERFORMANCE.md).
+constexpr int64_t kComputeBoundParameters = 20'000'000;
+int torch_threads_for(int requested, int loader_workers, bool on_cpu, int64_t model_parameters);
+
 // Torch intra-op threads (n <= 0: all cores); OpenBLAS, if loaded, is pinned to 1 thread so it does not
 // oversubscribe on top of torch's pool.
 void configure_torch_threads(int n);

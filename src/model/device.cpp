@@ -23,11 +23,11 @@ torch::Device parse_device(const std::string& device) {
   fail("--device must be cpu or cuda (got '", device, "')");
 }
 
-int torch_threads_for(int requested, int loader_workers, const torch::Device& device, int64_t inference_parameters) {
+int torch_threads_for(int requested, int loader_workers, bool on_cpu, int64_t model_parameters) {
   if (requested > 0) return requested;
-  if (!device.is_cpu()) return 0;
+  if (!on_cpu) return 0;
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  if (inference_parameters >= kComputeBoundParameters) return std::max(1, cores);
+  if (model_parameters >= kComputeBoundParameters) return std::max(1, cores);
   return std::max(1, cores - loader_workers);
 }
 
@@ -39,7 +39,7 @@ int64_t parameter_numel(const torch::nn::Module& m) {
 
 void configure_inference_threads(int requested, int loader_workers, const torch::Device& device,
                                  const torch::nn::Module& m) {
-  if (device.is_cpu()) configure_torch_threads(torch_threads_for(requested, loader_workers, device, parameter_numel(m)));
+  if (device.is_cpu()) configure_torch_threads(torch_threads_for(requested, loader_workers, true, parameter_numel(m)));
 }
 
 namespace {

@@ -24,7 +24,7 @@ struct EncodeOptions {
   source::ReadOptions read;  // --image_column, --caption_column, --on_bad_sample, --max_line_bytes
   int per_device_eval_batch_size = eval::kDefaultEvalBatchSize;
   int dataloader_num_workers = 2;
-  int torch_threads = 0;           // 0: the cores the loader workers leave (model::torch_threads_for)
+  int torch_threads = 0;           // 0: model::torch_threads_for
   int max_seq_length = 128;
   std::string device = "cpu";
   bool bf16 = false;

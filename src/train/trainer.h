@@ -83,7 +83,7 @@ struct TrainOptions {
   std::string device = "cpu";
   bool bf16 = false;
   bool fp16 = false;  // --fp16: on CUDA fp16 autocast + dynamic loss scaling (train/loss_scale.h), elsewhere bf16
-  int torch_threads = 0;  // 0: on CPU the cores the loader workers leave free (at least 1)
+  int torch_threads = 0;  // 0: model::torch_threads_for (on CPU every core from the small preset up, else what the workers leave)
   uint64_t max_model_bytes = 0;  // 0: the machine's free memory (model/memory_budget.h)
   // Logging, eval, checkpoints. --eval_steps/--save_steps < 0: each epoch; a strategy, when given, decides.
   std::optional<int64_t> logging_steps, eval_steps, save_steps;

@@ -1,7 +1,9 @@
 // common/process_memory.h: resident memory now and at peak, and a peak that can be restarted between runs.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include "common/process_memory.h"
@@ -30,4 +32,40 @@ TEST(ProcessMemory, ResidentAndPeakFollowTouchedPagesAndThePeakRestarts) {
   EXPECT_GE(bt::peak_rss_bytes(), before + kBlock * 9 / 10) << "the peak outlives the memory";
   if (!bt::reset_peak_rss()) GTEST_SKIP() << "this kernel cannot reset the peak (/proc/self/clear_refs)";
   EXPECT_LT(bt::peak_rss_bytes(), peak - kBlock / 2) << "the reset peak still counts the freed block";
+}
+
+namespace {
+long minor_faults() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt;
+}
+
+// Page faults taken while a 64 MB block is allocated, written and freed again right after the same was done once.
+long faults_to_reuse_a_freed_block() {
+  auto use_block = [] {
+    auto* p = static_cast<char*>(std::malloc(kBlock));
+    if (!p) return;
+    std::memset(p, 2, kBlock);
+    asm volatile("" : : "r"(p) : "memory");  // the block escapes: the compiler may not elide it
+    std::free(p);
+  };
+  use_block();
+  const long before = minor_faults();
+  use_block();
+  return minor_faults() - before;
+}
+}  // namespace
+
+TEST(ProcessMemory, FreedLargeBlocksAreReusedWithoutPageFaults) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || !defined(__GLIBC__)
+  GTEST_SKIP() << "not glibc's malloc (a sanitizer's allocator replaces it)";
+#else
+  ::setenv("BRIDGETUNE_KEEP_FREED_MEMORY", "0", 1);  // the switch: glibc as it is, a fresh mapping per big block
+  bt::keep_freed_memory_for_reuse();
+  EXPECT_GT(faults_to_reuse_a_freed_block(), 1000) << "glibc's default no longer maps big blocks afresh?";
+  ::unsetenv("BRIDGETUNE_KEEP_FREED_MEMORY");
+  bt::keep_freed_memory_for_reuse();
+  EXPECT_LT(faults_to_reuse_a_freed_block(), 100) << "a freed 64 MB block was given back to the kernel";
+#endif
 }

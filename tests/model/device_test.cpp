@@ -22,16 +22,15 @@ TEST(Device, ParsesCpuAndRefusesOthersNamingTheFlag) {
 
 TEST(Device, TorchThreadsAreWhatTheLoaderWorkersLeaveFree) {
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  const torch::Device cpu(torch::kCPU), cuda(torch::kCUDA, 0);
-  EXPECT_EQ(torch_threads_for(3, 8, cpu), 3);  // asked for: kept
-  EXPECT_EQ(torch_threads_for(0, 1, cpu), std::max(1, cores - 1));
-  EXPECT_EQ(torch_threads_for(0, cores + 4, cpu), 1);  // never 0 on the CPU
-  EXPECT_EQ(torch_threads_for(0, 2, cuda), 0);         // torch's default on a GPU
-  // Inference with a compute-bound model: every core, whatever the loader's workers; below the bound as training.
-  EXPECT_EQ(torch_threads_for(0, 2, cpu, kComputeBoundParameters), cores);
-  EXPECT_EQ(torch_threads_for(0, 2, cpu, kComputeBoundParameters - 1), std::max(1, cores - 2));
-  EXPECT_EQ(torch_threads_for(1, 2, cpu, kComputeBoundParameters), 1);  // asked for: kept
-  EXPECT_EQ(torch_threads_for(0, 2, cuda, kComputeBoundParameters), 0);
+  EXPECT_EQ(torch_threads_for(3, 8, true, 0), 3);  // asked for: kept
+  EXPECT_EQ(torch_threads_for(0, 1, true, 0), std::max(1, cores - 1));
+  EXPECT_EQ(torch_threads_for(0, cores + 4, true, 0), 1);  // never 0 on the CPU
+  EXPECT_EQ(torch_threads_for(0, 2, false, 0), 0);         // torch's default on a GPU
+  // A compute-bound model: every core, whatever the loader's workers; below the bound the workers come first.
+  EXPECT_EQ(torch_threads_for(0, 2, true, kComputeBoundParameters), cores);
+  EXPECT_EQ(torch_threads_for(0, 2, true, kComputeBoundParameters - 1), std::max(1, cores - 2));
+  EXPECT_EQ(torch_threads_for(1, 2, true, kComputeBoundParameters), 1);  // asked for: kept
+  EXPECT_EQ(torch_threads_for(0, 2, false, kComputeBoundParameters), 0);
 }
 
 }  // namespace

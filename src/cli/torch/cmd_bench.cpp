@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
-#include <thread>
 #include <tuple>
 
 #include "cli/command.h"
@@ -18,6 +17,7 @@
 #include "common/paths.h"
 #include "common/process_memory.h"
 #include "data/synth.h"
+#include "model/api.h"
 #include "report/bench_report.h"
 #include "report/run_log.h"
 #include "train/batch_search.h"
@@ -173,10 +173,9 @@ void run(const BenchArgs& a) {
   const fs::path out(a.out_dir);
   bt::make_output_folder(out, "--output_dir");
   const std::string data = bench_data(a, out);
-  int threads = a.torch_threads;
-  if (threads <= 0 && a.device == "cpu")
-    threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) -
-                              *std::max_element(workers.begin(), workers.end()));
+  // One thread count for every row: train's rule (model/api.h) for the largest worker count.
+  const int threads = model::torch_threads_for(a.torch_threads, *std::max_element(workers.begin(), workers.end()),
+                                               a.device == "cpu", model::parameter_count(model::preset(a.preset)));
   const train::TrainOptions base = base_options(a, data, threads);
 
   report::BenchReport rep;
@@ -341,7 +340,7 @@ void setup(CLI::App& app) {
   app.add_flag("--use_media_pipeline", a->media_pipeline_on, "Also measure the GPU media pipeline (GPU only)");
   add_enum_flag(app, "--media_decode", a->media_decode, kMediaDecodeWords, "The media pipeline's JPEG decode: auto|gpu (nvJPEG)|cpu");
   app.add_option("--decoded_cache_mb", a->decoded_cache_mb, "0: decode every image every time (real JPEG loading)")->capture_default_str();
-  app.add_option("--torch_threads", a->torch_threads, "0: the cores the largest worker count leaves free")->capture_default_str();
+  app.add_option("--torch_threads", a->torch_threads, "0: as train picks for the largest worker count (every core from the small preset up)")->capture_default_str();
   app.add_option("--repeats", a->repeats, "Interleaved repetitions per configuration (median reported)")->capture_default_str();
   app.add_option("--synth_n", a->synth_n, "Rows of generated data")->capture_default_str();
   app.add_option("--synth_max_width", a->synth_max_width, "Widest generated image (px)")->capture_default_str();

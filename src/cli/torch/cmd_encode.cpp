@@ -43,7 +43,7 @@ bt::cli::Registrar encode_reg(
           ->capture_default_str();
       app.add_option("--dataloader_num_workers", o->dataloader_num_workers, "Loader threads decoding images")
           ->capture_default_str();
-      app.add_option("--torch_threads", o->torch_threads, "Intra-op threads (0: cores left by the loader workers, at least 1)")
+      app.add_option("--torch_threads", o->torch_threads, "Intra-op threads (0: every core for the small preset and up, else the cores the loader workers leave, at least 1)")
           ->capture_default_str();
       app.add_option("--max_seq_length", o->max_seq_length, "Caption truncation (tokens)")->capture_default_str();
       app.add_option("--max_line_bytes", o->read.max_line_bytes, "Refuse a longer JSONL line or CSV record")

@@ -188,7 +188,7 @@ void add_pipeline_and_runtime_flags(CLI::App& app, TrainFlags& f) {
   app.add_flag("--gather_embeddings", o->gather_embeddings, "Multi-process: contrastive negatives over the global batch (all-gather with gradient)");
   app.add_option("--dropout", o->dropout, "Override the model's hidden/attention dropout (< 0: the config's)")->default_str(shown(defaults.dropout));
   app.add_flag("--bf16", o->bf16, "bf16 autocast (CUDA; CPU where libtorch supports it)");
-  app.add_option("--torch_threads", o->torch_threads, "Intra-op threads (0: cores left by the loader workers, at least 1)")->capture_default_str();
+  app.add_option("--torch_threads", o->torch_threads, "Intra-op threads (0: every core for the small preset and up, else the cores the loader workers leave, at least 1)")->capture_default_str();
   app.add_option("--logging_steps", o->logging_steps, "Log the mean loss every N steps")->default_str(shown(defaults.logging_steps));
   app.add_option("--eval_steps", o->eval_steps, "0: eval only at the end")->default_str("0");
   app.add_option("--save_steps", o->save_steps, "Checkpoint every N steps (0: none)")->default_str("0");

@@ -400,8 +400,6 @@ std::unique_ptr<TrainRun> setup_run(const TrainOptions& o, const RunSettings& s,
   }
   // A resumed run reads the tokenizer it saved in its checkpoint (so the same command line can be rerun).
   check_model_paths(r);
-  r.torch_threads = model::torch_threads_for(o.torch_threads, o.dataloader_num_workers, r.device);
-  model::configure_torch_threads(r.torch_threads);
   torch::manual_seed(o.seed);
 
   // Data (the embedded demo writes its generated data: only after every check).
@@ -410,6 +408,9 @@ std::unique_ptr<TrainRun> setup_run(const TrainOptions& o, const RunSettings& s,
     if (!s.validation_path.empty()) r.val_ds = open_data(r, false);
   }
   load_config_and_tokenizer(r);
+  r.torch_threads = model::torch_threads_for(o.torch_threads, o.dataloader_num_workers, r.device.is_cpu(),
+                                             model::parameter_count(r.cfg));
+  model::configure_torch_threads(r.torch_threads);
   if (!s.demo) r.plan = plan_steps(r.train_ds->size(), o, s);  // too few rows: fails before anything is written
   check_model_fits(r);
   resolve_model_selection(r);
