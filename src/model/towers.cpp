@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "model/modules.h"
 #include "model/cpu_gemm.h"
+#include "model/dropout.h"
 #include "model/quick_gelu.h"
 
 namespace bt::model {
@@ -52,7 +53,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
   auto scores = batched_matmul(q, k, /*transpose_b=*/true, std::sqrt(static_cast<double>(q.size(-1))));
   if (mask.defined()) scores = scores + mask;
   auto probs = torch::softmax(scores, -1);
-  if (train && dropout > 0) probs = torch::dropout(probs, dropout, true);
+  if (train && dropout > 0) probs = model::dropout(probs, dropout, true);
   return batched_matmul(probs, v, /*transpose_b=*/false);
 #endif
 }
@@ -149,7 +150,7 @@ Tensor TextEmbeddingsImpl::forward(const Tensor& ids) {
   auto tt = torch::zeros_like(ids);
   auto e = word_embeddings(ids) + token_type_embeddings(tt) + position_embeddings(pos);
   e = LayerNorm_(e);
-  return torch::dropout(e, cfg.hidden_dropout_prob, is_training());
+  return model::dropout(e, cfg.hidden_dropout_prob, is_training());
 }
 
 AttentionImpl::AttentionImpl(const TextConfig& c, const torch::TensorOptions& o)
@@ -175,7 +176,7 @@ Tensor AttentionImpl::forward(const Tensor& x, const Tensor& mask, const Tensor&
   const Tensor& src = enc.defined() ? enc : x;
   auto ctx = attention(split_heads(query(x), heads), split_heads(key(src), heads), split_heads(value(src), heads),
                        enc.defined() ? enc_mask : mask, attn_dropout, is_training());
-  auto h = torch::dropout(dense(merge_heads(ctx)), hidden_dropout, is_training());
+  auto h = model::dropout(dense(merge_heads(ctx)), hidden_dropout, is_training());
   return LayerNorm_(h + x);
 }
 
@@ -191,7 +192,7 @@ FeedForward::FeedForward(const TextConfig& c, const torch::TensorOptions& o, tor
 }
 
 Tensor FeedForward::forward(const Tensor& x) {
-  auto h = torch::dropout(out(torch::gelu(inter(x))), hidden_dropout, owner->is_training());
+  auto h = model::dropout(out(torch::gelu(inter(x))), hidden_dropout, owner->is_training());
   return LayerNorm_(h + x);
 }
 

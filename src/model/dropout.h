@@ -1,0 +1,21 @@
+// Dropout for the model's training forward (attention probabilities, hidden states, embeddings): out = x * keep /
+// (1 - p), each element kept with probability 1 - p. On the CPU (float32, bf16) one pass each way as an autograd
+// function: the mask is a counter-based hash of (seed, element index), so it is neither stored nor drawn element by
+// element under the generator's lock (torch::dropout's bernoulli_ + div_ + mul: three passes and a float mask kept
+// for backward); backward hashes the same mask again. The seed is drawn from torch's default CPU generator, so the
+// masks follow torch.manual_seed, exact resume and gradient checkpointing's RNG replay as bernoulli's did, and do
+// not depend on the thread count. Same distribution as torch::dropout, not the same masks. Elsewhere (CUDA, other
+// dtypes, p outside (0, 1)) torch::dropout.
+#pragma once
+#include <torch/torch.h>
+
+#include <cstdint>
+
+namespace bt::model {
+
+torch::Tensor dropout(const torch::Tensor& x, double p, bool train);
+
+// The mask alone (tests): element i of a tensor is kept under `seed` at drop probability p.
+bool dropout_keeps(uint64_t seed, int64_t i, double p);
+
+}  // namespace bt::model

@@ -1,0 +1,60 @@
+// model/dropout.h: the fused CPU dropout keeps 1 - p of the elements, scales them by 1 / (1 - p), follows
+// torch.manual_seed (not the thread count), uses the same mask in backward, and rounds bf16 as torch does.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "model/dropout.h"
+
+namespace bt::model {
+namespace {
+
+TEST(Dropout, KeepsOneMinusPScaledAndFollowsTheSeedNotTheThreads) {
+  const double p = 0.1;
+  const auto x = torch::ones({1 << 20});
+  const int threads = at::get_num_threads();
+  torch::manual_seed(5);
+  const auto a = bt::model::dropout(x, p, true);
+  const auto b = bt::model::dropout(x, p, true);
+  at::set_num_threads(1);
+  torch::manual_seed(5);
+  const auto a1 = bt::model::dropout(x, p, true);
+  at::set_num_threads(threads);
+  EXPECT_TRUE(torch::equal(a, a1)) << "the mask depends on the thread count or not on torch's seed";
+  EXPECT_FALSE(torch::equal(a, b)) << "two calls drew the same mask";
+  const double dropped = a.eq(0).to(torch::kDouble).mean().item<double>();
+  EXPECT_NEAR(dropped, p, 0.002);
+  const float scale = static_cast<float>(1.0 / (1.0 - p));
+  EXPECT_TRUE(torch::equal(a.masked_select(a.ne(0)), torch::full({a.ne(0).sum().item<int64_t>()}, scale)));
+  // Two masks are independent: both drop an element about p^2 of the time.
+  const double both = (a.eq(0) & b.eq(0)).to(torch::kDouble).mean().item<double>();
+  EXPECT_NEAR(both, p * p, 0.002);
+  EXPECT_EQ(dropout_keeps(123, 7, p), dropout_keeps(123, 7, p));
+}
+
+TEST(Dropout, BackwardUsesTheForwardMaskAndBf16RoundsAsTorch) {
+  torch::manual_seed(0);
+  const double p = 0.3;
+  const auto x = (torch::rand({64, 333}) + 0.5).requires_grad_();
+  const auto y = bt::model::dropout(x, p, true);
+  (y * 3).sum().backward();
+  const auto expected = y.detach().ne(0).to(torch::kFloat) * static_cast<float>(1.0 / (1.0 - p)) * 3;
+  EXPECT_TRUE(torch::allclose(x.grad(), expected, 0, 1e-6));
+  // bf16: the kept values are torch's bf16 rounding of x * scale.
+  const auto xb = torch::randn({4096}).to(torch::kBFloat16);
+  const auto yb = bt::model::dropout(xb, p, true);
+  ASSERT_EQ(yb.scalar_type(), torch::kBFloat16);
+  const auto kept = yb.ne(0) | xb.eq(0);
+  const auto want = (xb.to(torch::kFloat) * static_cast<float>(1.0 / (1.0 - p))).to(torch::kBFloat16);
+  EXPECT_TRUE(torch::equal(yb.masked_select(kept), want.masked_select(kept)));
+  EXPECT_NEAR(yb.eq(0).to(torch::kDouble).mean().item<double>(), p, 0.03);
+}
+
+TEST(Dropout, IdentityOutsideTrainingAndTorchsOwnElsewhere) {
+  const auto x = torch::randn({100});
+  EXPECT_TRUE(bt::model::dropout(x, 0.5, false).is_same(x));
+  EXPECT_TRUE(bt::model::dropout(x, 0.0, true).is_same(x));
+  EXPECT_TRUE(torch::equal(bt::model::dropout(x.to(torch::kDouble), 1.0, true), torch::zeros({100}, torch::kDouble)));
+}
+
+}  // namespace
+}  // namespace bt::model
