@@ -105,11 +105,6 @@ bool fused_applies(const Tensor& x, double p) {
 
 }  // namespace
 
-bool dropout_keeps(uint64_t seed, int64_t i, double p) {
-  return element_hash(static_cast<uint32_t>(i), static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)) >=
-         drop_threshold(p);
-}
-
 Tensor dropout(const Tensor& x, double p, bool train) {
   if (!train || p == 0) return x;
   if (!fused_applies(x, p)) return torch::dropout(x, p, train);

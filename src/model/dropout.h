@@ -9,13 +9,8 @@
 #pragma once
 #include <torch/torch.h>
 
-#include <cstdint>
-
 namespace bt::model {
 
 torch::Tensor dropout(const torch::Tensor& x, double p, bool train);
-
-// The mask alone (tests): element i of a tensor is kept under `seed` at drop probability p.
-bool dropout_keeps(uint64_t seed, int64_t i, double p);
 
 }  // namespace bt::model
