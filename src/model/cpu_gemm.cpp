@@ -43,9 +43,9 @@ bool onednn_available() { return onednn_wanted().load() && sgemm_fn(); }
 // Whether oneDNN runs this call's products: available, and not under CPU autocast (which casts to bf16 first).
 bool onednn_on() { return onednn_available() && !at::autocast::is_cpu_enabled(); }
 
-// An operand oneDNN's sgemm can read: a non-empty float32 CPU tensor with memory.
+// An operand oneDNN's sgemm can read: a non-empty float32 CPU tensor (a meta tensor's device is meta, not CPU).
 bool onednn_operand(const Tensor& t) {
-  return t.device().is_cpu() && t.scalar_type() == at::kFloat && t.numel() > 0 && !t.is_meta();
+  return t.device().is_cpu() && t.scalar_type() == at::kFloat && t.numel() > 0;
 }
 
 // C[m, n] (row-major, ldc = n) = alpha op(A) op(B): the one call into oneDNN, its status checked.

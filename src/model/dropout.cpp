@@ -4,8 +4,10 @@
 #include <ATen/Parallel.h>
 #include <ATen/record_function.h>
 
+#include <c10/util/BFloat16.h>
+
+#include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <mutex>
 
@@ -40,19 +42,15 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void mask_f32(const
   for (uint32_t i = b; i < e; ++i) out[i] = element_hash(i, s1, s2) >= threshold ? in[i] * scale : 0.0f;
 }
 
-// The same on bf16 bits: widened to float, scaled, rounded to nearest even (NaN stays NaN), as c10::BFloat16.
+// The same on bf16 bits: widened to float, scaled and rounded back by c10's own bf16 conversions (nearest even,
+// NaN stays NaN).
 __attribute__((target_clones("avx512f", "avx2", "default"))) void mask_bf16(const uint16_t* in, uint16_t* out,
                                                                             uint32_t b, uint32_t e, uint32_t s1,
                                                                             uint32_t s2, uint32_t threshold,
                                                                             float scale) {
   for (uint32_t i = b; i < e; ++i) {
-    uint32_t bits = static_cast<uint32_t>(in[i]) << 16;
-    float v;
-    std::memcpy(&v, &bits, 4);
-    v = element_hash(i, s1, s2) >= threshold ? v * scale : 0.0f;
-    std::memcpy(&bits, &v, 4);
-    const uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
-    out[i] = v != v ? uint16_t{0x7fc0} : static_cast<uint16_t>(rounded);
+    const float v = c10::detail::f32_from_bits(in[i]);
+    out[i] = c10::detail::round_to_nearest_even(element_hash(i, s1, s2) >= threshold ? v * scale : 0.0f);
   }
 }
 
@@ -100,7 +98,7 @@ struct DropoutFn : torch::autograd::Function<DropoutFn> {
 
 bool fused_applies(const Tensor& x, double p) {
   return x.device().is_cpu() && (x.scalar_type() == at::kFloat || x.scalar_type() == at::kBFloat16) && p > 0 &&
-         p < 1 && x.numel() > 0 && x.numel() <= std::numeric_limits<uint32_t>::max() && !x.is_meta();
+         p < 1 && x.numel() > 0 && x.numel() <= std::numeric_limits<uint32_t>::max();
 }
 
 }  // namespace
