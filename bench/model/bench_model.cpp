@@ -32,6 +32,12 @@ static double cpu_seconds() {
   return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
+static long minor_page_faults() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt;
+}
+
 static double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   size_t n = v.size();
@@ -48,6 +54,7 @@ int main(int argc, char** argv) {
   const std::string trace = argc > 7 ? argv[7] : "";
   const bool infer = argc > 8 && std::string(argv[8]) == "infer";
   bt::keep_freed_memory_for_reuse();
+  use_reusing_cpu_allocator();
   configure_torch_threads(threads);
   std::printf("parameters: base %lld, large %lld (BridgeTowerForContrastiveLearning)\n",
               (long long)parameter_count(preset("base")), (long long)parameter_count(preset("large")));
@@ -79,11 +86,12 @@ int main(int argc, char** argv) {
   for (int i = 0; i <= iters; ++i) {
     auto t0 = std::chrono::steady_clock::now();
     double c0 = cpu_seconds();
+    const long faults0 = minor_page_faults();
     step();
     double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     double cpu = cpu_seconds() - c0;
-    std::printf("%s step %d: %.3f s (%.3f s/sample wall, %.3f CPU-s/sample)%s\n", name.c_str(), i, sec, sec / batch,
-                cpu / batch, i == 0 ? " warm-up" : "");
+    std::printf("%s step %d: %.3f s (%.3f s/sample wall, %.3f CPU-s/sample, %ld page faults)%s\n", name.c_str(), i,
+                sec, sec / batch, cpu / batch, minor_page_faults() - faults0, i == 0 ? " warm-up" : "");
     std::fflush(stdout);
     if (i > 0) {
       per_sample.push_back(sec / batch);
@@ -95,11 +103,12 @@ int main(int argc, char** argv) {
                 name.c_str(), batch, text_len, at::get_num_threads(), bf16 ? "bf16" : "fp32", median(per_sample),
                 median(cpu_per_sample), infer ? "forward (eval, no autograd)" : "forward+backward");
   if (!trace.empty()) {
+    const long faults0 = minor_page_faults();
     {
       torch::autograd::profiler::RecordProfile profile(trace);
       step();
     }
-    std::printf("profile of one step: %s\n", trace.c_str());
+    std::printf("profile of one step (%ld page faults): %s\n", minor_page_faults() - faults0, trace.c_str());
   }
   return 0;
 }

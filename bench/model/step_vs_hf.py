@@ -7,9 +7,9 @@ BridgeTowerForContrastiveLearning, same shapes, same libtorch, interleaved, medi
         [--peer_blas_threads 1,2] [--peer_malloc default,reuse]
 
 Per repetition, preset and precision: build/bench/bench_model once per --ours variant -- `now` (bridgetune as it
-runs: float32 Linear layers on oneDNN, freed memory kept for reuse), `no_reuse` (BRIDGETUNE_KEEP_FREED_MEMORY=0:
-glibc's allocator as it comes), `torch_gemm` (BRIDGETUNE_CPU_GEMM=torch: libtorch's own float32 GEMM, OpenBLAS
-pinned to one thread; float32 only) -- then bench/model/hf_step_peer.py once per --peer_blas_threads value
+runs: Linear layers on oneDNN in float32 and under bf16 autocast, freed memory kept for reuse), `no_reuse`
+(BRIDGETUNE_KEEP_FREED_MEMORY=0: glibc's allocator and c10's as they come), `torch_gemm` (BRIDGETUNE_CPU_GEMM=torch:
+libtorch's own GEMMs -- float32 on OpenBLAS pinned to one thread, autocast's bf16 linear) -- then bench/model/hf_step_peer.py once per --peer_blas_threads value
 (OPENBLAS_NUM_THREADS: 1 is this project's Debian setting, 2 lets the peer's float32 GEMMs use both cores) and
 --peer_malloc setting (`reuse`: the same allocator setting given to the peer through GLIBC_TUNABLES, what a user
 tuning the Python side could do). The ratio is against the fastest peer configuration. Seconds per sample are each
@@ -89,8 +89,7 @@ def main():
             bf16 = prec == "bf16"
             r = runs[c]
             for v in variants:
-                if v != "torch_gemm" or not bf16:  # the GEMM choice only concerns float32
-                    r[v].append(ours(a, p, bf16, v))
+                r[v].append(ours(a, p, bf16, v))
             for t, m in peers:
                 r[f"hf_blas{t}_{m}"].append(peer(a, configs[p], bf16, t, m))
             print(f"[{rep + 1}/{a.repeats}] {p} {prec}: " +

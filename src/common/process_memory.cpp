@@ -40,9 +40,14 @@ void release_free_memory() {
 #endif
 }
 
+bool keeping_freed_memory() {
+  const char* v = std::getenv("BRIDGETUNE_KEEP_FREED_MEMORY");
+  return !(v && std::string_view(v) == "0");
+}
+
 void keep_freed_memory_for_reuse() {
 #if defined(__GLIBC__)
-  if (const char* v = std::getenv("BRIDGETUNE_KEEP_FREED_MEMORY"); v && std::string_view(v) == "0") return;
+  if (!keeping_freed_memory()) return;
   mallopt(M_MMAP_MAX, 0);                  // every block from the heaps (threads' arenas fall back to mmap when full)
   mallopt(M_TRIM_THRESHOLD, 0x7fffffff);   // keep up to 2 GiB free at a heap's top (mallopt takes an int)
 #endif

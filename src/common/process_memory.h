@@ -20,5 +20,8 @@ void release_free_memory();
 // still hands free pages back. Called first thing by the binaries that run the model (bridgetune, bench_model);
 // BRIDGETUNE_KEEP_FREED_MEMORY=0 leaves the allocator as it is (the A/B switch of bench/model/step_vs_hf.py).
 void keep_freed_memory_for_reuse();
+// Whether the above is on: BRIDGETUNE_KEEP_FREED_MEMORY is not "0". The one reading of the switch (torch's side,
+// model::use_reusing_cpu_allocator, follows it too).
+bool keeping_freed_memory();
 
 }  // namespace bt

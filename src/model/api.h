@@ -27,12 +27,20 @@ void forward_file(const std::string& model_dir, const std::string& batch_path, c
 // evaluations, which pass their model's parameter count: from kComputeBoundParameters on (the small preset and up)
 // a sample's forward (and backward) is ~100x its image's decode, the workers mostly wait on a full queue, and every
 // core goes to the model (2 cores, 2 workers: encode base at 288 px 1.6x the images/s of one thread, train small
-// 1.56x the samples/s; docs/PERFORMANCE.md).
+// 1.56x the samples/s; docs/PERFORMANCE.md). "The cores" are this process's share of the machine: the machine's
+// divided among `local_processes` (LOCAL_WORLD_SIZE: data-parallel ranks on one host), so N local CPU ranks do not
+// each take every core.
 constexpr int64_t kComputeBoundParameters = 20'000'000;
-int torch_threads_for(int requested, int loader_workers, bool on_cpu, int64_t model_parameters);
+int torch_threads_for(int requested, int loader_workers, bool on_cpu, int64_t model_parameters,
+                      int local_processes = 1);
 
 // Torch intra-op threads (n <= 0: all cores); OpenBLAS, if loaded, is pinned to 1 thread so it does not
 // oversubscribe on top of torch's pool.
 void configure_torch_threads(int n);
+
+// Torch's CPU tensors from here on come from an allocator under which a freed block is reused by the next request
+// of its size (runtime.cpp says why c10's does not); with bt::keep_freed_memory_for_reuse() this keeps a training
+// step's activations off fresh, page-faulting memory. A no-op where BRIDGETUNE_KEEP_FREED_MEMORY=0.
+void use_reusing_cpu_allocator();
 
 }  // namespace bt::model

@@ -1,13 +1,15 @@
 #include "model/cpu_gemm.h"
 
 #include <ATen/Parallel.h>
-#include <ATen/autocast_mode.h>
 #include <ATen/record_function.h>
 #include <dlfcn.h>
 
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+
+#include "model/autocast.h"
+#include "model/bf16.h"
 
 namespace bt::model {
 
@@ -16,18 +18,26 @@ using torch::Tensor;
 namespace {
 
 // oneDNN's C API (dnnl.h, stable since v1.0): row-major C = alpha op(A) op(B) + beta C; 0 = dnnl_success.
+// sgemm: float32 operands; gemm_bf16bf16f32: bf16 operands (as uint16_t bits), float32 accumulation and C.
 using Sgemm = int (*)(char transa, char transb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                       int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+using GemmBf16 = int (*)(char transa, char transb, int64_t m, int64_t n, int64_t k, float alpha, const uint16_t* a,
+                         int64_t lda, const uint16_t* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
-Sgemm find_sgemm() {
-  if (auto* f = dlsym(RTLD_DEFAULT, "dnnl_sgemm")) return reinterpret_cast<Sgemm>(f);
+void* find_onednn(const char* name) {
+  if (auto* f = dlsym(RTLD_DEFAULT, name)) return f;
   // libtorch loaded RTLD_LOCAL (a Python extension): its libdnnl is mapped but not in the global scope.
-  if (void* lib = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_NOLOAD)) return reinterpret_cast<Sgemm>(dlsym(lib, "dnnl_sgemm"));
+  if (void* lib = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_NOLOAD)) return dlsym(lib, name);
   return nullptr;
 }
 
 Sgemm sgemm_fn() {
-  static const Sgemm fn = find_sgemm();
+  static const auto fn = reinterpret_cast<Sgemm>(find_onednn("dnnl_sgemm"));
+  return fn;
+}
+
+GemmBf16 gemm_bf16_fn() {
+  static const auto fn = reinterpret_cast<GemmBf16>(find_onednn("dnnl_gemm_bf16bf16f32"));
   return fn;
 }
 
@@ -40,8 +50,14 @@ std::atomic<bool>& onednn_wanted() {
 }
 
 bool onednn_available() { return onednn_wanted().load() && sgemm_fn(); }
-// Whether oneDNN runs this call's products: available, and not under CPU autocast (which casts to bf16 first).
-bool onednn_on() { return onednn_available() && !at::autocast::is_cpu_enabled(); }
+// Whether oneDNN runs this call's float32 products: available, and not under CPU autocast (which casts to bf16).
+bool onednn_on() { return onednn_available() && !AutocastState::current().cpu; }
+// Whether it runs them in bf16: under CPU autocast to bf16, with the casts autocast would make.
+bool onednn_bf16_on() {
+  if (!onednn_wanted().load() || !gemm_bf16_fn()) return false;
+  const AutocastState autocast = AutocastState::current();
+  return autocast.cpu && autocast.cpu_dtype == at::kBFloat16;
+}
 
 // An operand oneDNN's sgemm can read: a non-empty float32 CPU tensor (a meta tensor's device is meta, not CPU).
 bool onednn_operand(const Tensor& t) {
@@ -156,6 +172,110 @@ struct OneDnnLinearFn : torch::autograd::Function<OneDnnLinearFn> {
   }
 };
 
+// ---- Linear under CPU autocast to bf16 ----
+// autocast's own linear casts x, W and b to bf16 and runs a bf16 GEMM with a bf16 result; its backward returns bf16
+// gradients that are cast again to float32 for float32 inputs. Here: the same bf16 operands and rounded result, but
+// oneDNN's bf16 GEMM (1.3-1.45x libtorch 1.13's bf16 addmm on the small preset's shapes: PRESET=small gemm_bench.py)
+// with its float32 accumulator rounded once together with the bias, and the gradients of float32 inputs (W, b,
+// a float32 x) kept in float32 rather than rounded to bf16 and widened again.
+
+const uint16_t* bf16_data(const Tensor& t) { return reinterpret_cast<const uint16_t*>(t.data_ptr<at::BFloat16>()); }
+
+// C[m, n] (row-major, float32, ldc = n) = op(A) op(B) on contiguous bf16 operands.
+void gemm_bf16(char ta, char tb, int64_t m, int64_t n, int64_t k, const Tensor& a, const Tensor& b, float* c) {
+  const int status = gemm_bf16_fn()(ta, tb, m, n, k, 1.0f, bf16_data(a), ta == 'N' ? k : m, bf16_data(b),
+                                    tb == 'N' ? n : k, 0.0f, c, n);
+  TORCH_CHECK(status == 0, "oneDNN gemm_bf16bf16f32 failed (status ", status, ") for [", m, ", ", k, "] x [", k,
+              ", ", n, "]");
+}
+
+// out[r, j] = bf16(acc[r, j] + bias[j]) for rows [r0, r1) of n columns; bias may be null.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void round_rows(const float* acc, const float* bias,
+                                                                             uint16_t* out, int64_t r0, int64_t r1,
+                                                                             int64_t n) {
+  for (int64_t r = r0; r < r1; ++r) {
+    const float* a = acc + r * n;
+    uint16_t* o = out + r * n;
+    if (bias)
+      for (int64_t j = 0; j < n; ++j) o[j] = bf16_bits(a[j] + bias[j]);
+    else
+      for (int64_t j = 0; j < n; ++j) o[j] = bf16_bits(a[j]);
+  }
+}
+
+// y [m, n] bf16 = xb [m, k] wb [n, k]^T + bias (float32 holding bf16 values, or undefined).
+Tensor forward_2d_bf16(const Tensor& xb, const Tensor& wb, const Tensor& bias) {
+  const int64_t m = xb.size(0), k = xb.size(1), n = wb.size(0);
+  auto acc = torch::empty({m, n}, xb.options().dtype(at::kFloat));
+  gemm_bf16('N', 'T', m, n, k, xb, wb, acc.data_ptr<float>());
+  auto y = torch::empty({m, n}, xb.options());
+  const float* a = acc.data_ptr<float>();
+  const float* b = bias.defined() ? bias.data_ptr<float>() : nullptr;
+  auto* out = reinterpret_cast<uint16_t*>(y.data_ptr<at::BFloat16>());
+  at::parallel_for(0, m, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, n)),
+                   [&](int64_t r0, int64_t r1) { round_rows(a, b, out, r0, r1, n); });
+  return y;
+}
+
+// sums[j] += g[r, j] over rows [0, m), columns [j0, j1) of n: the bias gradient, accumulated in float32.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void add_rows(const uint16_t* g, float* sums,
+                                                                           int64_t m, int64_t n, int64_t j0,
+                                                                           int64_t j1) {
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t j = j0; j < j1; ++j) sums[j] += float_from_bf16_bits(g[r * n + j]);
+}
+
+// The column sums of a contiguous bf16 [m, n] as float32, without a widened copy of it.
+Tensor column_sums_f32(const Tensor& g) {
+  const int64_t m = g.size(0), n = g.size(1);
+  auto sums = torch::zeros({n}, g.options().dtype(at::kFloat));
+  const uint16_t* in = bf16_data(g);
+  float* out = sums.data_ptr<float>();
+  at::parallel_for(0, n, 64, [&](int64_t j0, int64_t j1) { add_rows(in, out, m, n, j0, j1); });
+  return sums;
+}
+
+Tensor to_bf16(const Tensor& t) { return t.to(at::kBFloat16).contiguous(); }
+// The bias as autocast's linear sees it: rounded to bf16 (and widened again for the float32 epilogue).
+Tensor bf16_rounded(const Tensor& bias) { return bias.numel() > 0 ? to_bf16(bias).to(at::kFloat) : Tensor(); }
+
+struct OneDnnBf16LinearFn : torch::autograd::Function<OneDnnBf16LinearFn> {
+  static Tensor forward(torch::autograd::AutogradContext* ctx, const Tensor& x2, const Tensor& w, const Tensor& b) {
+    const Tensor xb = to_bf16(x2), wb = to_bf16(w);
+    ctx->save_for_backward({xb, wb});
+    ctx->saved_data["x_dtype"] = static_cast<int64_t>(x2.scalar_type());
+    ctx->saved_data["has_bias"] = b.numel() > 0;
+    return forward_2d_bf16(xb, wb, bf16_rounded(b));
+  }
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const Tensor &xb = saved[0], &wb = saved[1];
+    const Tensor g = to_bf16(grads[0]);
+    const int64_t m = xb.size(0), k = xb.size(1), n = wb.size(0);
+    const auto f32 = xb.options().dtype(at::kFloat);
+    Tensor gx, gw, gb;
+    if (ctx->needs_input_grad(0)) {
+      gx = torch::empty({m, k}, f32);
+      gemm_bf16('N', 'N', m, k, n, g, wb, gx.data_ptr<float>());  // dY W
+      const auto x_dtype = static_cast<at::ScalarType>(ctx->saved_data["x_dtype"].toInt());
+      if (x_dtype != at::kFloat) gx = gx.to(x_dtype);
+    }
+    if (ctx->needs_input_grad(1)) {
+      gw = torch::empty({n, k}, f32);
+      gemm_bf16('T', 'N', n, k, m, g, xb, gw.data_ptr<float>());  // dY^T X
+    }
+    if (ctx->saved_data["has_bias"].toBool() && ctx->needs_input_grad(2)) gb = column_sums_f32(g);
+    return {gx, gw, gb};
+  }
+};
+
+bool bf16_linear_applies(const Tensor& x, const Tensor& w, const Tensor& b) {
+  return onednn_bf16_on() && x.device().is_cpu() && (x.scalar_type() == at::kFloat || x.scalar_type() == at::kBFloat16) &&
+         x.numel() > 0 && onednn_operand(w) && (!b.defined() || b.scalar_type() == at::kFloat) && x.dim() >= 1 &&
+         w.dim() == 2 && x.size(-1) == w.size(1);
+}
+
 bool linear_applies(const Tensor& x, const Tensor& w, const Tensor& b) {
   return onednn_on() && onednn_operand(x) && onednn_operand(w) && (!b.defined() || b.scalar_type() == at::kFloat) &&
          x.dim() >= 1 && w.dim() == 2 && x.size(-1) == w.size(1);
@@ -164,6 +284,18 @@ bool linear_applies(const Tensor& x, const Tensor& w, const Tensor& b) {
 bool batched_applies(const Tensor& a, const Tensor& b) {
   return onednn_on() && onednn_operand(a) && onednn_operand(b) && a.dim() == 4 && b.dim() == 4 &&
          a.size(0) == b.size(0) && a.size(1) == b.size(1);
+}
+
+Tensor linear_bf16(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  RECORD_FUNCTION("bt::linear (oneDNN bf16)", std::vector<c10::IValue>{});
+  auto out_shape = x.sizes().vec();
+  out_shape.back() = weight.size(0);
+  const Tensor x2 = x.reshape({-1, x.size(-1)});
+  const bool grad = torch::GradMode::is_enabled() &&
+                    (x.requires_grad() || weight.requires_grad() || (bias.defined() && bias.requires_grad()));
+  Tensor y = grad ? OneDnnBf16LinearFn::apply(x2, weight, bias.defined() ? bias : torch::empty({0}, weight.options()))
+                  : forward_2d_bf16(to_bf16(x2), to_bf16(weight), bias.defined() ? bf16_rounded(bias) : Tensor());
+  return y.view(out_shape);
 }
 
 }  // namespace
@@ -184,6 +316,7 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b, bool transpose_b, double
 }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  if (bf16_linear_applies(x, weight, bias)) return linear_bf16(x, weight, bias);
   if (!linear_applies(x, weight, bias)) return torch::linear(x, weight, bias);
   RECORD_FUNCTION("bt::linear (oneDNN)", std::vector<c10::IValue>{});
   auto out_shape = x.sizes().vec();

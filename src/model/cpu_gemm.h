@@ -5,8 +5,10 @@
 // run one single-threaded GEMM per (batch, head) matrix across those threads, reading q, k, v in place through
 // their strides (no contiguous copies) and folding the 1/sqrt(d) into the GEMM. libtorch's own float32 path there is
 // OpenBLAS, which bridgetune pins to one thread (model/runtime.cpp: its pool would oversubscribe torch's), and
-// bmm's per-matrix loop. Everything else (CUDA, bf16/half, CPU autocast, no libdnnl, empty inputs) takes the
-// torch ops. Results differ from OpenBLAS's only in summation order (float rounding).
+// bmm's per-matrix loop. Linear under CPU autocast to bf16: oneDNN's bf16 GEMM with autocast's bf16 operands and
+// result, the float32 inputs' gradients kept in float32 (cpu_gemm.cpp says why). Everything else (CUDA, half,
+// autocast's batched products, no libdnnl, empty inputs) takes the torch ops. float32 results differ from
+// OpenBLAS's only in summation order (float rounding).
 #pragma once
 #include <torch/torch.h>
 

@@ -23,10 +23,11 @@ torch::Device parse_device(const std::string& device) {
   fail("--device must be cpu or cuda (got '", device, "')");
 }
 
-int torch_threads_for(int requested, int loader_workers, bool on_cpu, int64_t model_parameters) {
+int torch_threads_for(int requested, int loader_workers, bool on_cpu, int64_t model_parameters,
+                      int local_processes) {
   if (requested > 0) return requested;
   if (!on_cpu) return 0;
-  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  const int cores = static_cast<int>(std::thread::hardware_concurrency()) / std::max(1, local_processes);
   if (model_parameters >= kComputeBoundParameters) return std::max(1, cores);
   return std::max(1, cores - loader_workers);
 }

@@ -4,12 +4,12 @@
 #include <ATen/Parallel.h>
 #include <ATen/record_function.h>
 
-#include <c10/util/BFloat16.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <mutex>
+
+#include "model/bf16.h"
 
 namespace bt::model {
 
@@ -42,15 +42,14 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void mask_f32(const
   for (uint32_t i = b; i < e; ++i) out[i] = element_hash(i, s1, s2) >= threshold ? in[i] * scale : 0.0f;
 }
 
-// The same on bf16 bits: widened to float, scaled and rounded back by c10's own bf16 conversions (nearest even,
-// NaN stays NaN).
+// The same on bf16 bits: widened, scaled in float, rounded back as torch rounds (model/bf16.h: vectorises).
 __attribute__((target_clones("avx512f", "avx2", "default"))) void mask_bf16(const uint16_t* in, uint16_t* out,
                                                                             uint32_t b, uint32_t e, uint32_t s1,
                                                                             uint32_t s2, uint32_t threshold,
                                                                             float scale) {
   for (uint32_t i = b; i < e; ++i) {
-    const float v = c10::detail::f32_from_bits(in[i]);
-    out[i] = c10::detail::round_to_nearest_even(element_hash(i, s1, s2) >= threshold ? v * scale : 0.0f);
+    const uint32_t keep = 0u - static_cast<uint32_t>(element_hash(i, s1, s2) >= threshold);
+    out[i] = bf16_bits_from_float_bits(float_bits(float_from_bf16_bits(in[i]) * scale) & keep);  // dropped: +0
   }
 }
 

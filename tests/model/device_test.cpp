@@ -31,6 +31,10 @@ TEST(Device, TorchThreadsAreWhatTheLoaderWorkersLeaveFree) {
   EXPECT_EQ(torch_threads_for(0, 2, true, kComputeBoundParameters - 1), std::max(1, cores - 2));
   EXPECT_EQ(torch_threads_for(1, 2, true, kComputeBoundParameters), 1);  // asked for: kept
   EXPECT_EQ(torch_threads_for(0, 2, false, kComputeBoundParameters), 0);
+  // Data-parallel ranks on one host share its cores (LOCAL_WORLD_SIZE); never 0.
+  EXPECT_EQ(torch_threads_for(0, 2, true, kComputeBoundParameters, 2), std::max(1, cores / 2));
+  EXPECT_EQ(torch_threads_for(0, 1, true, 0, 2), std::max(1, cores / 2 - 1));
+  EXPECT_EQ(torch_threads_for(0, 0, true, kComputeBoundParameters, 2 * cores), 1);
 }
 
 }  // namespace

@@ -38,14 +38,21 @@ TEST(Dropout, BackwardUsesTheForwardMaskAndBf16RoundsAsTorch) {
   (y * 3).sum().backward();
   const auto expected = y.detach().ne(0).to(torch::kFloat) * static_cast<float>(1.0 / (1.0 - p)) * 3;
   EXPECT_TRUE(torch::allclose(x.grad(), expected, 0, 1e-6));
-  // bf16: the kept values are torch's bf16 rounding of x * scale.
-  const auto xb = torch::randn({4096}).to(torch::kBFloat16);
+  // bf16: the kept values are torch's bf16 rounding of x * scale, bit for bit, for every bf16 value (NaNs,
+  // infinities, subnormals, ties, overflow to infinity); dropped ones are +0.
+  const auto every_bf16 = torch::arange(0, 65536, torch::kInt32).to(torch::kInt16).view(torch::kBFloat16);
+  const auto xb = torch::cat({every_bf16, every_bf16, every_bf16});
   const auto yb = bt::model::dropout(xb, p, true);
   ASSERT_EQ(yb.scalar_type(), torch::kBFloat16);
-  const auto kept = yb.ne(0) | xb.eq(0);
   const auto want = (xb.to(torch::kFloat) * static_cast<float>(1.0 / (1.0 - p))).to(torch::kBFloat16);
-  EXPECT_TRUE(torch::equal(yb.masked_select(kept), want.masked_select(kept)));
-  EXPECT_NEAR(yb.eq(0).to(torch::kDouble).mean().item<double>(), p, 0.03);
+  const auto yb_bits = yb.view(torch::kInt16), want_bits = want.view(torch::kInt16);
+  const auto kept = yb_bits.ne(0);  // +0 is a dropped element or a kept +0, whose rounding is +0 too
+  // NaN: any NaN (torch's scalar conversion gives 0x7FC0, its AVX-512 one 0xFFFF).
+  const auto number = kept & want.isnan().logical_not();
+  EXPECT_TRUE(torch::equal(yb_bits.masked_select(number), want_bits.masked_select(number)));
+  EXPECT_TRUE(yb.masked_select(kept & want.isnan()).isnan().all().item<bool>());
+  EXPECT_GT((kept & want.isnan()).sum().item<int64_t>(), 100);
+  EXPECT_NEAR(yb_bits.eq(0).to(torch::kDouble).mean().item<double>(), p, 0.03);
 }
 
 TEST(Dropout, IdentityOutsideTrainingAndTorchsOwnElsewhere) {

@@ -409,7 +409,7 @@ std::unique_ptr<TrainRun> setup_run(const TrainOptions& o, const RunSettings& s,
   }
   load_config_and_tokenizer(r);
   r.torch_threads = model::torch_threads_for(o.torch_threads, o.dataloader_num_workers, r.device.is_cpu(),
-                                             model::parameter_count(r.cfg));
+                                             model::parameter_count(r.cfg), r.group->env().local_world_size);
   model::configure_torch_threads(r.torch_threads);
   if (!s.demo) r.plan = plan_steps(r.train_ds->size(), o, s);  // too few rows: fails before anything is written
   check_model_fits(r);
