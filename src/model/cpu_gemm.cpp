@@ -175,7 +175,7 @@ struct OneDnnLinearFn : torch::autograd::Function<OneDnnLinearFn> {
 // ---- Linear under CPU autocast to bf16 ----
 // autocast's own linear casts x, W and b to bf16 and runs a bf16 GEMM with a bf16 result; its backward returns bf16
 // gradients that are cast again to float32 for float32 inputs. Here: the same bf16 operands and rounded result, but
-// oneDNN's bf16 GEMM (1.3-1.45x libtorch 1.13's bf16 addmm on the small preset's shapes: PRESET=small gemm_bench.py)
+// oneDNN's bf16 GEMM (1.1-1.4x libtorch 1.13's bf16 mm on the small preset's shapes: PRESET=small gemm_bench.py)
 // with its float32 accumulator rounded once together with the bias, and the gradients of float32 inputs (W, b,
 // a float32 x) kept in float32 rather than rounded to bf16 and widened again.
 
