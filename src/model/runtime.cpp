@@ -45,9 +45,10 @@ class ReusingCpuAllocator final : public c10::Allocator {
 
 void use_reusing_cpu_allocator() {
   if (!bt::keeping_freed_memory()) return;
-  static ReusingCpuAllocator allocator;
-  // Priority 1 outranks c10's default (0); tensors allocated before keep their own deleter.
-  c10::SetCPUAllocator(&allocator, /*priority=*/1);
+  // Never destroyed: tensors freed by static destructors at exit may still allocate. Priority 1 outranks c10's
+  // default (0); tensors allocated before keep their own deleter.
+  static auto* allocator = new ReusingCpuAllocator();
+  c10::SetCPUAllocator(allocator, /*priority=*/1);
 }
 
 void configure_torch_threads(int n) {
