@@ -32,12 +32,6 @@ static double cpu_seconds() {
   return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
-static long minor_page_faults() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_minflt;
-}
-
 static double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   size_t n = v.size();
@@ -86,12 +80,12 @@ int main(int argc, char** argv) {
   for (int i = 0; i <= iters; ++i) {
     auto t0 = std::chrono::steady_clock::now();
     double c0 = cpu_seconds();
-    const long faults0 = minor_page_faults();
+    const long faults0 = bt::minor_page_faults();
     step();
     double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     double cpu = cpu_seconds() - c0;
     std::printf("%s step %d: %.3f s (%.3f s/sample wall, %.3f CPU-s/sample, %ld page faults)%s\n", name.c_str(), i,
-                sec, sec / batch, cpu / batch, minor_page_faults() - faults0, i == 0 ? " warm-up" : "");
+                sec, sec / batch, cpu / batch, bt::minor_page_faults() - faults0, i == 0 ? " warm-up" : "");
     std::fflush(stdout);
     if (i > 0) {
       per_sample.push_back(sec / batch);
@@ -103,12 +97,12 @@ int main(int argc, char** argv) {
                 name.c_str(), batch, text_len, at::get_num_threads(), bf16 ? "bf16" : "fp32", median(per_sample),
                 median(cpu_per_sample), infer ? "forward (eval, no autograd)" : "forward+backward");
   if (!trace.empty()) {
-    const long faults0 = minor_page_faults();
+    const long faults0 = bt::minor_page_faults();
     {
       torch::autograd::profiler::RecordProfile profile(trace);
       step();
     }
-    std::printf("profile of one step (%ld page faults): %s\n", minor_page_faults() - faults0, trace.c_str());
+    std::printf("profile of one step (%ld page faults): %s\n", bt::minor_page_faults() - faults0, trace.c_str());
   }
   return 0;
 }

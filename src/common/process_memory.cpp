@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <malloc.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -25,6 +26,12 @@ uint64_t status_field(const char* field) {
 
 uint64_t rss_bytes() { return status_field("VmRSS"); }
 uint64_t peak_rss_bytes() { return status_field("VmHWM"); }
+
+long minor_page_faults() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt;
+}
 
 bool reset_peak_rss() {
   const int fd = ::open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);

@@ -10,6 +10,7 @@ namespace bt {
 uint64_t rss_bytes();       // resident now (VmRSS)
 uint64_t peak_rss_bytes();  // the most resident since the process started or the last reset (VmHWM)
 bool reset_peak_rss();      // false: the peak keeps counting from the process's start
+long minor_page_faults();   // page faults served without I/O so far (getrusage): fresh memory touched, mostly
 // Hands the allocator's free pages back to the kernel (glibc malloc_trim), so memory a finished run freed is not
 // counted resident in the next one's peak.
 void release_free_memory();

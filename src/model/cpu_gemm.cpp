@@ -270,32 +270,25 @@ struct OneDnnBf16LinearFn : torch::autograd::Function<OneDnnBf16LinearFn> {
   }
 };
 
-bool bf16_linear_applies(const Tensor& x, const Tensor& w, const Tensor& b) {
-  return onednn_bf16_on() && x.device().is_cpu() && (x.scalar_type() == at::kFloat || x.scalar_type() == at::kBFloat16) &&
-         x.numel() > 0 && onednn_operand(w) && (!b.defined() || b.scalar_type() == at::kFloat) && x.dim() >= 1 &&
-         w.dim() == 2 && x.size(-1) == w.size(1);
+// A float32 weight and bias of the model's, and an x of matching width (its dtype is each path's to check).
+bool linear_operands(const Tensor& x, const Tensor& w, const Tensor& b) {
+  return onednn_operand(w) && (!b.defined() || b.scalar_type() == at::kFloat) && x.dim() >= 1 && w.dim() == 2 &&
+         x.size(-1) == w.size(1);
 }
 
 bool linear_applies(const Tensor& x, const Tensor& w, const Tensor& b) {
-  return onednn_on() && onednn_operand(x) && onednn_operand(w) && (!b.defined() || b.scalar_type() == at::kFloat) &&
-         x.dim() >= 1 && w.dim() == 2 && x.size(-1) == w.size(1);
+  return onednn_on() && onednn_operand(x) && linear_operands(x, w, b);
+}
+
+// Under bf16 autocast: an x autocast would cast to bf16 (float32 or bf16).
+bool bf16_linear_applies(const Tensor& x, const Tensor& w, const Tensor& b) {
+  const bool castable = x.scalar_type() == at::kFloat || x.scalar_type() == at::kBFloat16;
+  return onednn_bf16_on() && x.device().is_cpu() && castable && x.numel() > 0 && linear_operands(x, w, b);
 }
 
 bool batched_applies(const Tensor& a, const Tensor& b) {
   return onednn_on() && onednn_operand(a) && onednn_operand(b) && a.dim() == 4 && b.dim() == 4 &&
          a.size(0) == b.size(0) && a.size(1) == b.size(1);
-}
-
-Tensor linear_bf16(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  RECORD_FUNCTION("bt::linear (oneDNN bf16)", std::vector<c10::IValue>{});
-  auto out_shape = x.sizes().vec();
-  out_shape.back() = weight.size(0);
-  const Tensor x2 = x.reshape({-1, x.size(-1)});
-  const bool grad = torch::GradMode::is_enabled() &&
-                    (x.requires_grad() || weight.requires_grad() || (bias.defined() && bias.requires_grad()));
-  Tensor y = grad ? OneDnnBf16LinearFn::apply(x2, weight, bias.defined() ? bias : torch::empty({0}, weight.options()))
-                  : forward_2d_bf16(to_bf16(x2), to_bf16(weight), bias.defined() ? bf16_rounded(bias) : Tensor());
-  return y.view(out_shape);
 }
 
 }  // namespace
@@ -316,18 +309,24 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b, bool transpose_b, double
 }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  if (bf16_linear_applies(x, weight, bias)) return linear_bf16(x, weight, bias);
-  if (!linear_applies(x, weight, bias)) return torch::linear(x, weight, bias);
-  RECORD_FUNCTION("bt::linear (oneDNN)", std::vector<c10::IValue>{});
+  const bool bf16 = bf16_linear_applies(x, weight, bias);
+  if (!bf16 && !linear_applies(x, weight, bias)) return torch::linear(x, weight, bias);
+  RECORD_FUNCTION(bf16 ? "bt::linear (oneDNN bf16)" : "bt::linear (oneDNN)", std::vector<c10::IValue>{});
   auto out_shape = x.sizes().vec();
   out_shape.back() = weight.size(0);
-  const Tensor x2 = x.reshape({-1, x.size(-1)}).contiguous();
-  const Tensor w = weight.contiguous();
   const bool grad = torch::GradMode::is_enabled() &&
                     (x.requires_grad() || weight.requires_grad() || (bias.defined() && bias.requires_grad()));
   // libtorch 1.13's autograd functions take no undefined inputs: no bias travels as an empty tensor.
-  Tensor y = grad ? OneDnnLinearFn::apply(x2, w, bias.defined() ? bias : torch::empty({0}, w.options()))
-                  : forward_2d(x2, w, bias);
+  const Tensor b = bias.defined() ? bias : torch::empty({0}, weight.options());
+  Tensor y;
+  if (bf16) {  // the bf16 casts make x and W contiguous
+    const Tensor x2 = x.reshape({-1, x.size(-1)});
+    y = grad ? OneDnnBf16LinearFn::apply(x2, weight, b)
+             : forward_2d_bf16(to_bf16(x2), to_bf16(weight), bf16_rounded(b));
+  } else {
+    const Tensor x2 = x.reshape({-1, x.size(-1)}).contiguous(), w = weight.contiguous();
+    y = grad ? OneDnnLinearFn::apply(x2, w, b) : forward_2d(x2, w, bias);
+  }
   return y.view(out_shape);
 }
 

@@ -1,7 +1,6 @@
 // common/process_memory.h: resident memory now and at peak, and a peak that can be restarted between runs.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -35,12 +34,6 @@ TEST(ProcessMemory, ResidentAndPeakFollowTouchedPagesAndThePeakRestarts) {
 }
 
 namespace {
-long minor_faults() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_minflt;
-}
-
 // Page faults taken while a 64 MB block is allocated, written and freed again right after the same was done once.
 long faults_to_reuse_a_freed_block() {
   auto use_block = [] {
@@ -51,9 +44,9 @@ long faults_to_reuse_a_freed_block() {
     std::free(p);
   };
   use_block();
-  const long before = minor_faults();
+  const long before = bt::minor_page_faults();
   use_block();
-  return minor_faults() - before;
+  return bt::minor_page_faults() - before;
 }
 }  // namespace
 
