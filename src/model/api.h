@@ -38,6 +38,10 @@ int torch_threads_for(int requested, int loader_workers, bool on_cpu, int64_t mo
 // oversubscribe on top of torch's pool.
 void configure_torch_threads(int n);
 
+// How many threads an at::parallel_for in the model's own CPU kernels uses now: torch's intra-op threads, or 1 where
+// bt_model was compiled without OpenMP (at::parallel_for is a header template that then runs serially).
+int model_kernel_threads();
+
 // Torch's CPU tensors from here on come from an allocator under which a freed block is reused by the next request
 // of its size (runtime.cpp says why c10's does not); with bt::keep_freed_memory_for_reuse() this keeps a training
 // step's activations off fresh, page-faulting memory. A no-op where BRIDGETUNE_KEEP_FREED_MEMORY=0.

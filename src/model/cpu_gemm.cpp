@@ -190,9 +190,8 @@ void gemm_bf16(char ta, char tb, int64_t m, int64_t n, int64_t k, const Tensor& 
 }
 
 // out[r, j] = bf16(acc[r, j] + bias[j]) for rows [r0, r1) of n columns; bias may be null.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void round_rows(const float* acc, const float* bias,
-                                                                             uint16_t* out, int64_t r0, int64_t r1,
-                                                                             int64_t n) {
+BT_VECTOR_CLONES void round_rows(const float* acc, const float* bias, uint16_t* out, int64_t r0, int64_t r1,
+                                 int64_t n) {
   for (int64_t r = r0; r < r1; ++r) {
     const float* a = acc + r * n;
     uint16_t* o = out + r * n;
@@ -218,9 +217,7 @@ Tensor forward_2d_bf16(const Tensor& xb, const Tensor& wb, const Tensor& bias) {
 }
 
 // sums[j] += g[r, j] over rows [0, m), columns [j0, j1) of n: the bias gradient, accumulated in float32.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void add_rows(const uint16_t* g, float* sums,
-                                                                           int64_t m, int64_t n, int64_t j0,
-                                                                           int64_t j1) {
+BT_VECTOR_CLONES void add_rows(const uint16_t* g, float* sums, int64_t m, int64_t n, int64_t j0, int64_t j1) {
   for (int64_t r = 0; r < m; ++r)
     for (int64_t j = j0; j < j1; ++j) sums[j] += float_from_bf16_bits(g[r * n + j]);
 }

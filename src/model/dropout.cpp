@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "model/bf16.h"
+#include "model/dropout_mask.h"
 
 namespace bt::model {
 
@@ -17,54 +18,26 @@ using torch::Tensor;
 
 namespace {
 
-// murmur3's 32-bit finalizer: a bijection that mixes every input bit into every output bit.
-inline uint32_t fmix32(uint32_t h) {
-  h ^= h >> 16;
-  h *= 0x85ebca6bu;
-  h ^= h >> 13;
-  h *= 0xc2b2ae35u;
-  return h ^ (h >> 16);
-}
-
-// Element i's hash under seed (s1, s2): two rounds with the seed's halves between them, so the masks of two
-// seeds are not shifted copies of each other (one round of fmix32(i + s) would be). 32-bit lanes: vectorizes.
-inline uint32_t element_hash(uint32_t i, uint32_t s1, uint32_t s2) { return fmix32(fmix32(i ^ s1) + s2); }
-
-// Kept when the hash is at least the threshold: probability 1 - threshold / 2^32.
-uint32_t drop_threshold(double p) {
-  return static_cast<uint32_t>(std::min(std::ldexp(p, 32), 4294967295.0));
-}
-
 // out[i] = in[i] * scale where element i is kept, else 0; i from b to e (a range of the whole tensor).
-__attribute__((target_clones("avx512f", "avx2", "default"))) void mask_f32(const float* in, float* out, uint32_t b,
-                                                                           uint32_t e, uint32_t s1, uint32_t s2,
-                                                                           uint32_t threshold, float scale) {
+BT_VECTOR_CLONES void mask_f32(const float* in, float* out, uint32_t b, uint32_t e, uint32_t s1, uint32_t s2,
+                               uint32_t threshold, float scale) {
   for (uint32_t i = b; i < e; ++i) out[i] = element_hash(i, s1, s2) >= threshold ? in[i] * scale : 0.0f;
 }
 
 // The same on bf16 bits: widened, scaled in float, rounded back as torch rounds (model/bf16.h: vectorises).
-__attribute__((target_clones("avx512f", "avx2", "default"))) void mask_bf16(const uint16_t* in, uint16_t* out,
-                                                                            uint32_t b, uint32_t e, uint32_t s1,
-                                                                            uint32_t s2, uint32_t threshold,
-                                                                            float scale) {
+BT_VECTOR_CLONES void mask_bf16(const uint16_t* in, uint16_t* out, uint32_t b, uint32_t e, uint32_t s1, uint32_t s2,
+                                uint32_t threshold, float scale) {
   for (uint32_t i = b; i < e; ++i) {
     const uint32_t keep = 0u - static_cast<uint32_t>(element_hash(i, s1, s2) >= threshold);
     out[i] = bf16_bits_from_float_bits(float_bits(float_from_bf16_bits(in[i]) * scale) & keep);  // dropped: +0
   }
 }
 
-// A new 64-bit seed from torch's default CPU generator (what bernoulli_ draws from), under its lock.
-uint64_t draw_seed() {
-  auto gen = at::detail::getDefaultCPUGenerator();
-  std::lock_guard<std::mutex> lock(gen.mutex());
-  return gen.get<at::CPUGeneratorImpl>()->random64();
-}
-
 // x with the mask of `seed` applied (a new contiguous tensor of x's dtype).
 Tensor masked(const Tensor& x, uint64_t seed, double p) {
   const Tensor xc = x.contiguous();
   Tensor out = torch::empty_like(xc, at::MemoryFormat::Contiguous);
-  const uint32_t s1 = static_cast<uint32_t>(seed), s2 = static_cast<uint32_t>(seed >> 32), threshold = drop_threshold(p);
+  const uint32_t s1 = seed_low(seed), s2 = seed_high(seed), threshold = drop_threshold(p);
   const float scale = static_cast<float>(1.0 / (1.0 - p));
   const bool bf16 = xc.scalar_type() == at::kBFloat16;
   const void* in = xc.data_ptr();
@@ -82,7 +55,7 @@ Tensor masked(const Tensor& x, uint64_t seed, double p) {
 
 struct DropoutFn : torch::autograd::Function<DropoutFn> {
   static Tensor forward(torch::autograd::AutogradContext* ctx, const Tensor& x, double p) {
-    const uint64_t seed = draw_seed();
+    const uint64_t seed = draw_dropout_seed();
     ctx->saved_data["seed"] = static_cast<int64_t>(seed);
     ctx->saved_data["p"] = p;
     return masked(x, seed, p);
@@ -102,12 +75,18 @@ bool fused_applies(const Tensor& x, double p) {
 
 }  // namespace
 
+uint64_t draw_dropout_seed() {
+  auto gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  return gen.get<at::CPUGeneratorImpl>()->random64();
+}
+
 Tensor dropout(const Tensor& x, double p, bool train) {
   if (!train || p == 0) return x;
   if (!fused_applies(x, p)) return torch::dropout(x, p, train);
   RECORD_FUNCTION("bt::dropout", std::vector<c10::IValue>{});
   if (torch::GradMode::is_enabled() && x.requires_grad()) return DropoutFn::apply(x, p);
-  return masked(x, draw_seed(), p);
+  return masked(x, draw_dropout_seed(), p);
 }
 
 }  // namespace bt::model

@@ -13,4 +13,8 @@ namespace bt::model {
 
 torch::Tensor dropout(const torch::Tensor& x, double p, bool train);
 
+// A new 64-bit mask seed from torch's default CPU generator (what bernoulli_ draws from), under its lock; one per
+// dropout call, for model/dropout_mask.h.
+uint64_t draw_dropout_seed();
+
 }  // namespace bt::model

@@ -9,6 +9,9 @@
 #include <cstdio>
 #include <string>
 
+#include "model/bf16.h"
+#include "model/fast_exp.h"
+
 namespace bt::model {
 
 using torch::Tensor;
@@ -28,9 +31,34 @@ void elementwise(int64_t n, F&& f) {
   });
 }
 
+// bf16 on bf16 bits: float math with fast_exp, one rounding; loops GCC vectorises (c10's scalar conversions and
+// std::exp made a dispatched bf16 loop slower than the composite ops).
+BT_VECTOR_CLONES void forward_bf16(const uint16_t* in, uint16_t* out, int64_t b, int64_t e) {
+  const float alpha = static_cast<float>(kAlpha);
+  for (int64_t i = b; i < e; ++i) {
+    const float v = float_from_bf16_bits(in[i]);
+    out[i] = bf16_bits(v / (1.0f + fast_exp(-alpha * v)));
+  }
+}
+
+BT_VECTOR_CLONES void backward_bf16(const uint16_t* grad, const uint16_t* in, uint16_t* out, int64_t b, int64_t e) {
+  const float alpha = static_cast<float>(kAlpha);
+  for (int64_t i = b; i < e; ++i) {
+    const float v = float_from_bf16_bits(in[i]);
+    const float s = 1.0f / (1.0f + fast_exp(-alpha * v));
+    out[i] = bf16_bits(float_from_bf16_bits(grad[i]) * s * (1.0f + alpha * v * (1.0f - s)));
+  }
+}
+
+uint16_t* bits(const Tensor& t) { return reinterpret_cast<uint16_t*>(t.data_ptr<at::BFloat16>()); }
+
 Tensor cpu_forward(const Tensor& x) {
   auto xc = x.contiguous();
   auto y = torch::empty_like(xc);
+  if (xc.scalar_type() == at::kBFloat16) {
+    at::parallel_for(0, xc.numel(), 32768, [&](int64_t b, int64_t e) { forward_bf16(bits(xc), bits(y), b, e); });
+    return y;
+  }
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, xc.scalar_type(), "quick_gelu_forward", [&] {
     const scalar_t* in = xc.data_ptr<scalar_t>();
     scalar_t* out = y.data_ptr<scalar_t>();
@@ -47,6 +75,11 @@ Tensor cpu_backward(const Tensor& grad, const Tensor& x) {
   auto xc = x.contiguous();
   auto gc = grad.contiguous().to(xc.scalar_type());
   auto dx = torch::empty_like(xc);
+  if (xc.scalar_type() == at::kBFloat16) {
+    at::parallel_for(0, xc.numel(), 32768,
+                     [&](int64_t b, int64_t e) { backward_bf16(bits(gc), bits(xc), bits(dx), b, e); });
+    return dx;
+  }
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, xc.scalar_type(), "quick_gelu_backward", [&] {
     const scalar_t* in = xc.data_ptr<scalar_t>();
     const scalar_t* g = gc.data_ptr<scalar_t>();
@@ -137,9 +170,10 @@ void reset_quick_gelu_cuda_path() {
 
 Tensor quick_gelu(const Tensor& x) {
   // The composite under autograd where the fused kernels would not pay: CUDA without registered kernels (its
-  // own backward is cheaper than the composite backward above), and bf16/half on the CPU (the scalar
-  // conversions cost more than the saved passes: bench_quick_gelu, docs/PERFORMANCE.md).
-  const bool cpu_fast = x.is_cpu() && (x.scalar_type() == at::kFloat || x.scalar_type() == at::kDouble);
+  // own backward is cheaper than the composite backward above), and half on the CPU (scalar conversions cost
+  // more than the saved passes: bench_quick_gelu, docs/PERFORMANCE.md; bf16 has its vectorised loops).
+  const auto t = x.scalar_type();
+  const bool cpu_fast = x.is_cpu() && (t == at::kFloat || t == at::kDouble || t == at::kBFloat16);
   if (!cpu_fast && !cuda_kernels_apply(x)) return quick_gelu_reference(x);
   return QuickGeluFn::apply(x);
 }

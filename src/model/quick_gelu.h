@@ -2,8 +2,8 @@
 // backward kernels: one pass over x each way and only x saved for backward, instead of the three elementwise ops
 // (and two saved intermediates) autograd records for the composite. CPU float/double: a fused loop here. CUDA:
 // the kernels of src/cuda/quick_gelu.cu once registered (set_quick_gelu_cuda, by model/cuda_ops.h, built against a
-// CUDA libtorch). Elsewhere (unregistered CUDA, CPU bf16/half) quick_gelu() takes the composite ops. The kernels
-// compute in float for bf16/half inputs and round once.
+// CUDA libtorch). Elsewhere (unregistered CUDA, CPU half) quick_gelu() takes the composite ops. The kernels
+// compute in float for bf16/half inputs and round once (CPU bf16: with model/fast_exp.h's exp, two float ulps).
 #pragma once
 #include <torch/torch.h>
 

@@ -4,6 +4,7 @@
 #include <c10/core/CPUAllocator.h>
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <thread>
@@ -57,6 +58,17 @@ void configure_torch_threads(int n) {
   // Debian's libtorch may call into OpenBLAS, whose own pool would oversubscribe torch's threads.
   using SetThreads = void (*)(int);
   if (auto fn = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) fn(1);
+}
+
+int model_kernel_threads() {
+  std::atomic<int> most{0};
+  at::parallel_for(0, 1 << 16, 1, [&](int64_t, int64_t) {
+    const int mine = at::get_thread_num() + 1;
+    int seen = most.load();
+    while (mine > seen && !most.compare_exchange_weak(seen, mine)) {
+    }
+  });
+  return most.load();
 }
 
 }  // namespace bt::model

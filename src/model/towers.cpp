@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "model/modules.h"
+#include "model/attention_probs.h"
 #include "model/cpu_gemm.h"
 #include "model/dropout.h"
 #include "model/quick_gelu.h"
@@ -50,11 +51,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
   return at::scaled_dot_product_attention(q, k, v, {}, p, false);
 #else
   // libtorch 1.13 has no public fused kernel: the same math as HF's eager attention.
-  auto scores = batched_matmul(q, k, /*transpose_b=*/true, std::sqrt(static_cast<double>(q.size(-1))));
-  if (mask.defined()) scores = scores + mask;
-  auto probs = torch::softmax(scores, -1);
-  if (train && dropout > 0) probs = model::dropout(probs, dropout, true);
-  return batched_matmul(probs, v, /*transpose_b=*/false);
+  return batched_matmul(attention_weights(q, k, mask, dropout, train), v, /*transpose_b=*/false);
 #endif
 }
 

@@ -1,6 +1,6 @@
-// model/runtime.cpp's CPU tensor allocator: a freed tensor's memory goes to the next tensor of its size, so a
+// model/runtime.cpp: the CPU tensor allocator -- a freed tensor's memory goes to the next tensor of its size, so a
 // training step's activations do not land on fresh pages the kernel must fault in (c10's posix_memalign-based
-// allocator never reuses a freed block for a same-sized request under glibc 2.36).
+// allocator never reuses a freed block for a same-sized request under glibc 2.36); and its kernels use torch's threads.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -42,4 +42,15 @@ TEST(Runtime, FreedTensorMemoryGoesToTheNextTensorOfItsSize) {
   }
   EXPECT_EQ(torch::empty({0}).data_ptr(), nullptr);
 #endif
+}
+
+// The model's kernels (dropout, bf16 rounding, QuickGELU, attention weights) split their rows over torch's threads:
+// built without OpenMP they ran on one core whatever the thread count.
+TEST(Runtime, ModelKernelsRunOnTorchsThreads) {
+  const int threads = at::get_num_threads();
+  at::set_num_threads(2);
+  EXPECT_EQ(bt::model::model_kernel_threads(), 2);
+  at::set_num_threads(1);
+  EXPECT_EQ(bt::model::model_kernel_threads(), 1);
+  at::set_num_threads(threads);
 }
