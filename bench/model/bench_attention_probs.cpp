@@ -4,24 +4,18 @@
 // (default: the small preset's image self-attention at batch 8), the fused path (model/attention_probs.h) against
 // the composite ops, interleaved round by round; prints each side's median ms and the ratio. The q k^T products
 // are in both sides' times.
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <string>
-#include <vector>
 
+#include "interleaved.h"
 #include "common/process_memory.h"
 #include "model/api.h"
 #include "model/attention_probs.h"
 
 using namespace bt::model;
-
-static double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 int main(int argc, char** argv) {
   auto arg = [&](int i, int64_t d) { return argc > i ? std::atoll(argv[i]) : d; };
@@ -34,9 +28,10 @@ int main(int argc, char** argv) {
   use_reusing_cpu_allocator();
   configure_torch_threads(static_cast<int>(arg(8, 0)));
   torch::manual_seed(0);
-  const auto q0 = torch::randn({b, h, l, 64}).to(torch::kBFloat16), k0 = torch::randn({b, h, s, 64}).to(torch::kBFloat16);
-  const auto mask = masked ? ((torch::rand({b, 1, 1, s}) < 0.2).to(torch::kFloat) * std::numeric_limits<float>::lowest())
-                           : torch::Tensor();
+  const auto q0 = torch::randn({b, h, l, 64}).to(torch::kBFloat16);
+  const auto k0 = torch::randn({b, h, s, 64}).to(torch::kBFloat16);
+  const auto lowest = std::numeric_limits<float>::lowest();
+  const auto mask = masked ? (torch::rand({b, 1, 1, s}) < 0.2).to(torch::kFloat) * lowest : torch::Tensor();
   const auto w = torch::randn({b, h, l, s});
   auto time_one = [&](bool fused) {
     auto q = q0.clone().requires_grad_(!forward_only), k = k0.clone().requires_grad_(!forward_only);
@@ -46,22 +41,11 @@ int main(int argc, char** argv) {
     if (!forward_only) y.backward(w.to(y.scalar_type()));
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   };
-  time_one(true), time_one(false);  // warm-up (allocator, thread pool)
-  std::vector<double> fused, composite;
-  for (int r = 0; r < rounds; ++r) {  // alternate which side goes first: drift on a shared machine hits both alike
-    if (r % 2) {
-      fused.push_back(time_one(true));
-      composite.push_back(time_one(false));
-    } else {
-      composite.push_back(time_one(false));
-      fused.push_back(time_one(true));
-    }
-  }
-  const double f = median(fused), c = median(composite);
+  const auto [f, c] = bt::bench::interleaved_medians(rounds, time_one);
   std::printf("{\"bench\": \"attention weights %s (bf16)\", \"shape\": [%lld, %lld, %lld, %lld], \"dropout\": %g, "
               "\"mask\": %s, \"threads\": %d, \"rounds\": %d, \"fused_ms\": %.2f, \"composite_ms\": %.2f, "
               "\"speedup\": %.2f}\n",
-              forward_only ? "forward" : "fwd+bwd", (long long)b, (long long)h, (long long)l, (long long)s, p, masked ? "true" : "false",
-              torch::get_num_threads(), rounds, f, c, c / f);
+              forward_only ? "forward" : "fwd+bwd", (long long)b, (long long)h, (long long)l, (long long)s, p,
+              masked ? "true" : "false", torch::get_num_threads(), rounds, f, c, c / f);
   return 0;
 }

@@ -2,22 +2,16 @@
 // Forward + backward of QuickGELU on a [rows, cols] activation (default: 2 images x 442 tokens x 4096, one
 // large-preset vision MLP), the fused autograd function (model/quick_gelu.h) against the composite
 // x * sigmoid(1.702 x) under autograd, interleaved round by round; prints each side's median ms and the ratio.
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <vector>
 
+#include "interleaved.h"
 #include "model/api.h"
 #include "model/quick_gelu.h"
 
 using namespace bt::model;
-
-static double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 int main(int argc, char** argv) {
   const int64_t rows = argc > 1 ? std::atoll(argv[1]) : 884, cols = argc > 2 ? std::atoll(argv[2]) : 4096;
@@ -34,19 +28,7 @@ int main(int argc, char** argv) {
     y.backward(w);
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   };
-  time_one(true), time_one(false);  // warm-up (allocator, thread pool)
-  std::vector<double> fused, composite;
-  for (int r = 0; r < rounds; ++r) {
-    // alternate which side goes first, so drift on a shared machine hits both alike
-    if (r % 2) {
-      fused.push_back(time_one(true));
-      composite.push_back(time_one(false));
-    } else {
-      composite.push_back(time_one(false));
-      fused.push_back(time_one(true));
-    }
-  }
-  const double f = median(fused), c = median(composite);
+  const auto [f, c] = bt::bench::interleaved_medians(rounds, time_one);
   std::printf("{\"bench\": \"quick_gelu fwd+bwd\", \"shape\": [%lld, %lld], \"dtype\": \"%s\", \"threads\": %d, "
               "\"rounds\": %d, \"fused_ms\": %.2f, \"composite_ms\": %.2f, \"speedup\": %.2f}\n",
               (long long)rows, (long long)cols, dt.c_str(), torch::get_num_threads(), rounds, f, c, c / f);

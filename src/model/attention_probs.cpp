@@ -163,8 +163,6 @@ BT_VECTOR_CLONES void backward_f32(const Rows& a, const float* g, const float* y
   backward_rows(a, g, y, ds, tmp, r0, r1);
 }
 
-uint16_t* bf16_ptr(const Tensor& t) { return reinterpret_cast<uint16_t*>(t.data_ptr<at::BFloat16>()); }
-
 // A per-thread row of floats, grown to n.
 float* scratch(int64_t n) {
   thread_local std::vector<float> row;
@@ -181,7 +179,7 @@ void over_rows(const Tensor& scores, F&& f) {
 }
 
 Rows rows_of(const Tensor& scores, const Tensor& mask, double scale, const Drop& drop) {
-  return {bf16_ptr(scores), mask.numel() > 0 ? mask.data_ptr<float>() : nullptr, scores.size(3),
+  return {bf16_bits_of(scores), mask.numel() > 0 ? mask.data_ptr<float>() : nullptr, scores.size(3),
           scores.size(1) * scores.size(2), static_cast<float>(scale), drop};
 }
 
@@ -200,7 +198,7 @@ std::pair<Tensor, Tensor> probs_forward(const Tensor& scores, const Tensor& mask
     if (f32)
       forward_f32(a, y.data_ptr<float>(), out.data_ptr<float>(), tmp, r0, r1);
     else
-      forward_bf16(a, bf16_ptr(y), bf16_ptr(out), tmp, r0, r1);
+      forward_bf16(a, bf16_bits_of(y), bf16_bits_of(out), tmp, r0, r1);
   });
   return {y, out};
 }
@@ -211,9 +209,9 @@ Tensor probs_backward(const Tensor& grad, const Tensor& y, const Tensor& mask, d
   const Rows a = rows_of(ds, mask, scale, drop);
   over_rows(ds, [&](int64_t r0, int64_t r1, float* tmp) {
     if (y.scalar_type() == at::kFloat)
-      backward_f32(a, g.data_ptr<float>(), y.data_ptr<float>(), bf16_ptr(ds), tmp, r0, r1);
+      backward_f32(a, g.data_ptr<float>(), y.data_ptr<float>(), bf16_bits_of(ds), tmp, r0, r1);
     else
-      backward_bf16(a, bf16_ptr(g), bf16_ptr(y), bf16_ptr(ds), tmp, r0, r1);
+      backward_bf16(a, bf16_bits_of(g), bf16_bits_of(y), bf16_bits_of(ds), tmp, r0, r1);
   });
   return ds;
 }

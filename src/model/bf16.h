@@ -3,6 +3,9 @@
 // bf16 value) -- written with masks: GCC if-converts neither c10's NaN branch nor a ternary there, and the scalar
 // loop ran at 1/9 of the vectorised one.
 #pragma once
+#include <ATen/core/TensorBase.h>
+#include <c10/util/BFloat16.h>
+
 #include <cstdint>
 #include <cstring>
 
@@ -34,5 +37,10 @@ inline uint16_t bf16_bits_from_float_bits(uint32_t bits) {
 inline uint16_t bf16_bits(float f) { return bf16_bits_from_float_bits(float_bits(f)); }
 
 inline float float_from_bf16_bits(uint16_t bits) { return float_from_bits(static_cast<uint32_t>(bits) << 16); }
+
+// A contiguous bf16 tensor's data as the bits these loops read and write.
+inline uint16_t* bf16_bits_of(const at::TensorBase& t) {
+  return reinterpret_cast<uint16_t*>(t.data_ptr<at::BFloat16>());
+}
 
 }  // namespace bt::model

@@ -179,11 +179,9 @@ struct OneDnnLinearFn : torch::autograd::Function<OneDnnLinearFn> {
 // with its float32 accumulator rounded once together with the bias, and the gradients of float32 inputs (W, b,
 // a float32 x) kept in float32 rather than rounded to bf16 and widened again.
 
-const uint16_t* bf16_data(const Tensor& t) { return reinterpret_cast<const uint16_t*>(t.data_ptr<at::BFloat16>()); }
-
 // C[m, n] (row-major, float32, ldc = n) = op(A) op(B) on contiguous bf16 operands.
 void gemm_bf16(char ta, char tb, int64_t m, int64_t n, int64_t k, const Tensor& a, const Tensor& b, float* c) {
-  const int status = gemm_bf16_fn()(ta, tb, m, n, k, 1.0f, bf16_data(a), ta == 'N' ? k : m, bf16_data(b),
+  const int status = gemm_bf16_fn()(ta, tb, m, n, k, 1.0f, bf16_bits_of(a), ta == 'N' ? k : m, bf16_bits_of(b),
                                     tb == 'N' ? n : k, 0.0f, c, n);
   TORCH_CHECK(status == 0, "oneDNN gemm_bf16bf16f32 failed (status ", status, ") for [", m, ", ", k, "] x [", k,
               ", ", n, "]");
@@ -210,7 +208,7 @@ Tensor forward_2d_bf16(const Tensor& xb, const Tensor& wb, const Tensor& bias) {
   auto y = torch::empty({m, n}, xb.options());
   const float* a = acc.data_ptr<float>();
   const float* b = bias.defined() ? bias.data_ptr<float>() : nullptr;
-  auto* out = reinterpret_cast<uint16_t*>(y.data_ptr<at::BFloat16>());
+  uint16_t* out = bf16_bits_of(y);
   at::parallel_for(0, m, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, n)),
                    [&](int64_t r0, int64_t r1) { round_rows(a, b, out, r0, r1, n); });
   return y;
@@ -226,7 +224,7 @@ BT_VECTOR_CLONES void add_rows(const uint16_t* g, float* sums, int64_t m, int64_
 Tensor column_sums_f32(const Tensor& g) {
   const int64_t m = g.size(0), n = g.size(1);
   auto sums = torch::zeros({n}, g.options().dtype(at::kFloat));
-  const uint16_t* in = bf16_data(g);
+  const uint16_t* in = bf16_bits_of(g);
   float* out = sums.data_ptr<float>();
   at::parallel_for(0, n, 64, [&](int64_t j0, int64_t j1) { add_rows(in, out, m, n, j0, j1); });
   return sums;

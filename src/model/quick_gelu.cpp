@@ -50,16 +50,15 @@ BT_VECTOR_CLONES void backward_bf16(const uint16_t* grad, const uint16_t* in, ui
   }
 }
 
-uint16_t* bits(const Tensor& t) { return reinterpret_cast<uint16_t*>(t.data_ptr<at::BFloat16>()); }
-
 Tensor cpu_forward(const Tensor& x) {
   auto xc = x.contiguous();
   auto y = torch::empty_like(xc);
   if (xc.scalar_type() == at::kBFloat16) {
-    at::parallel_for(0, xc.numel(), 32768, [&](int64_t b, int64_t e) { forward_bf16(bits(xc), bits(y), b, e); });
+    at::parallel_for(0, xc.numel(), 32768,
+                     [&](int64_t b, int64_t e) { forward_bf16(bf16_bits_of(xc), bf16_bits_of(y), b, e); });
     return y;
   }
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, xc.scalar_type(), "quick_gelu_forward", [&] {
+  AT_DISPATCH_FLOATING_TYPES_AND(at::kHalf, xc.scalar_type(), "quick_gelu_forward", [&] {
     const scalar_t* in = xc.data_ptr<scalar_t>();
     scalar_t* out = y.data_ptr<scalar_t>();
     using acc = at::opmath_type<scalar_t>;
@@ -77,10 +76,12 @@ Tensor cpu_backward(const Tensor& grad, const Tensor& x) {
   auto dx = torch::empty_like(xc);
   if (xc.scalar_type() == at::kBFloat16) {
     at::parallel_for(0, xc.numel(), 32768,
-                     [&](int64_t b, int64_t e) { backward_bf16(bits(gc), bits(xc), bits(dx), b, e); });
+                     [&](int64_t b, int64_t e) {
+                       backward_bf16(bf16_bits_of(gc), bf16_bits_of(xc), bf16_bits_of(dx), b, e);
+                     });
     return dx;
   }
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, xc.scalar_type(), "quick_gelu_backward", [&] {
+  AT_DISPATCH_FLOATING_TYPES_AND(at::kHalf, xc.scalar_type(), "quick_gelu_backward", [&] {
     const scalar_t* in = xc.data_ptr<scalar_t>();
     const scalar_t* g = gc.data_ptr<scalar_t>();
     scalar_t* out = dx.data_ptr<scalar_t>();
