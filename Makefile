@@ -1,7 +1,7 @@
 # The two commands of the README:
 #   make demo   install what is missing, build, train the tiny model on generated cartoons
 #   make test   install what is missing, build, run every test (plus sanitizer and fuzz-smoke configurations)
-# Also: make test-quick (ctest -L unit: the quick loop, under 2 minutes on 2 cores; test-unit runs every label),
+# Also: make test-quick (ctest -L unit: the quick loop; test-unit runs every label),
 # make install PREFIX=... (bin/bridgetune, the Python package, the docs: README.md, "Install").
 BUILD ?= build
 JOBS ?= $(shell nproc)
@@ -13,16 +13,21 @@ PREFIX ?= /usr/local
 # libtorch's intra-op threads are set by bridgetune itself; OpenBLAS must not add its own on top.
 export OPENBLAS_NUM_THREADS = 1
 
-.PHONY: deps build demo test test-unit test-quick test-python test-asan test-tsan test-fuzz bench install clean
+.PHONY: deps configure build demo test test-unit test-quick test-python test-asan test-tsan test-fuzz bench install clean
 
 deps:
 	@bash scripts/install_deps.sh
 
-build: deps
+# Configuring again rewrites no generated file that a source includes: a second build compiles nothing.
+configure: deps
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DBT_DIST_GLOO=ON -DBT_PYTHON=$(PYTHON) $(CMAKE_FLAGS)
+
+build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-demo: build
+# Only what the demo runs (the bridgetune program): tests and benchmarks build under `make build` / `make test`.
+demo: configure
+	cmake --build $(BUILD) -j $(JOBS) --target bridgetune
 	$(BUILD)/bridgetune train --output_dir runs/demo --overwrite_output_dir
 
 test: build test-unit test-python test-asan test-tsan test-fuzz

@@ -199,8 +199,31 @@ void NormalizeU8HwcToChw(const uint8_t* hwc, size_t n, float* chw, const float* 
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include "common/cpu_isa.h"
+
 namespace bt::media {
 HWY_EXPORT(MacRowsU8);
+
+namespace {
+// Highway takes the best target the CPU has; ONEDNN_MAX_CPU_ISA caps it as it caps every kernel (common/cpu_isa.h).
+// Done before the first dispatch (each entry point asks; the answer is computed once).
+bool follow_cpu_cap() {
+  static const bool capped = [] {
+    int64_t off = 0;
+    if (cpu_isa().level != CpuLevel::kAvx512) off |= HWY_AVX3 | HWY_AVX3_DL;
+    if (cpu_isa().level == CpuLevel::kBaseline) off |= HWY_AVX2;
+    if (off) hwy::DisableTargets(off);
+    return off != 0;
+  }();
+  return capped;
+}
+}  // namespace
+
+const char* simd_target() {
+  follow_cpu_cap();
+  const int64_t targets = hwy::SupportedTargets() & HWY_TARGETS;
+  return hwy::TargetName(targets & -targets);  // the lowest bit is the best target
+}
 HWY_EXPORT(NormalizeU8HwcToChw);
 HWY_EXPORT(HorizontalBlockU8);
 HWY_EXPORT(RowsToColsRgb8);
@@ -208,22 +231,27 @@ HWY_EXPORT(ColsToRowsRgb8);
 
 void rows_to_cols_rgb8(const uint8_t* src, size_t stride, int nr, int nx, int overread_ok, uint8_t* cols,
                        size_t col_bytes) {
+  follow_cpu_cap();
   HWY_DYNAMIC_DISPATCH(RowsToColsRgb8)(src, stride, nr, nx, overread_ok, cols, col_bytes);
 }
 void cols_to_rows_rgb8(const uint8_t* cols, size_t col_bytes, int nr, int nx, uint8_t* dst, size_t dst_stride) {
+  follow_cpu_cap();
   HWY_DYNAMIC_DISPATCH(ColsToRowsRgb8)(cols, col_bytes, nr, nx, dst, dst_stride);
 }
 
 void horizontal_block_u8(const uint8_t* cols, size_t col_bytes, size_t n, const ResampleBounds* bounds,
                          const int32_t* fixed, int taps, int nw, uint8_t* hout) {
+  follow_cpu_cap();
   HWY_DYNAMIC_DISPATCH(HorizontalBlockU8)(cols, col_bytes, n, bounds, fixed, taps, nw, hout);
 }
 
 void mac_rows_u8(const uint8_t* const* rows, const int32_t* w, int k, size_t n, uint8_t* out) {
+  follow_cpu_cap();
   HWY_DYNAMIC_DISPATCH(MacRowsU8)(rows, w, k, n, out);
 }
 
 void normalize_u8_hwc_to_chw(const uint8_t* hwc, size_t n, float* chw, const float mean[3], const float std[3]) {
+  follow_cpu_cap();
   HWY_DYNAMIC_DISPATCH(NormalizeU8HwcToChw)(hwc, n, chw, mean, std);
 }
 }  // namespace bt::media

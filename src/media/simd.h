@@ -1,11 +1,15 @@
 // The vectorised inner loops of the media path (Highway, dispatched at run time to the best target the CPU
-// has: SSE4 / AVX2 / AVX-512). Each is exact integer or IEEE float arithmetic, so every target gives
+// has: SSE4 / AVX2 / AVX-512, capped by ONEDNN_MAX_CPU_ISA). Each is exact integer or IEEE float arithmetic, so every target gives
 // bit-identical results.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 
 namespace bt::media {
+
+// The Highway target the loops below run on ("AVX3", "AVX2", "SSE4", ...): the best this CPU has, capped by
+// ONEDNN_MAX_CPU_ISA (common/cpu_isa.h).
+const char* simd_target();
 
 // out[i] = clip8((kFixedHalf + sum_j w[j] * rows[j][i]) >> kPrecisionBits), i < n: Pillow's 8-bit
 // fixed-point convolution step, with the same weight for a whole run of bytes.

@@ -47,4 +47,8 @@ int model_kernel_threads();
 // step's activations off fresh, page-faulting memory. A no-op where BRIDGETUNE_KEEP_FREED_MEMORY=0.
 void use_reusing_cpu_allocator();
 
+// One line for a bf16 run on the CPU where bf16 is emulated (no AVX512_BF16 or AMX-BF16, or ONEDNN_MAX_CPU_ISA caps
+// it): how it runs and what it costs against float32; "" where bf16 is native.
+std::string cpu_bf16_note();
+
 }  // namespace bt::model

@@ -148,18 +148,22 @@ BT_INLINE void backward_rows(const Rows& a, const Y* g, const Y* y, uint16_t* ds
   }
 }
 
-BT_VECTOR_CLONES void forward_bf16(const Rows& a, uint16_t* y, uint16_t* out, float* tmp, int64_t r0, int64_t r1) {
+BT_CPU_KERNEL(forward_bf16, (const Rows& a, uint16_t* y, uint16_t* out, float* tmp, int64_t r0, int64_t r1),
+              (a, y, out, tmp, r0, r1)) {
   forward_rows(a, y, out, tmp, r0, r1);
 }
-BT_VECTOR_CLONES void forward_f32(const Rows& a, float* y, float* out, float* tmp, int64_t r0, int64_t r1) {
+BT_CPU_KERNEL(forward_f32, (const Rows& a, float* y, float* out, float* tmp, int64_t r0, int64_t r1),
+              (a, y, out, tmp, r0, r1)) {
   forward_rows(a, y, out, tmp, r0, r1);
 }
-BT_VECTOR_CLONES void backward_bf16(const Rows& a, const uint16_t* g, const uint16_t* y, uint16_t* ds, float* tmp,
-                                    int64_t r0, int64_t r1) {
+BT_CPU_KERNEL(backward_bf16,
+              (const Rows& a, const uint16_t* g, const uint16_t* y, uint16_t* ds, float* tmp, int64_t r0, int64_t r1),
+              (a, g, y, ds, tmp, r0, r1)) {
   backward_rows(a, g, y, ds, tmp, r0, r1);
 }
-BT_VECTOR_CLONES void backward_f32(const Rows& a, const float* g, const float* y, uint16_t* ds, float* tmp,
-                                   int64_t r0, int64_t r1) {
+BT_CPU_KERNEL(backward_f32,
+              (const Rows& a, const float* g, const float* y, uint16_t* ds, float* tmp, int64_t r0, int64_t r1),
+              (a, g, y, ds, tmp, r0, r1)) {
   backward_rows(a, g, y, ds, tmp, r0, r1);
 }
 

@@ -9,10 +9,11 @@
 #include <cstdint>
 #include <cstring>
 
-// Each loop over bf16 bits is compiled three times and picked at load by the CPU: x86-64-v4 (AVX-512 F/BW/DQ/VL
-// with FMA), v3 (AVX2, FMA), baseline. A clone for "avx512f" alone left out BW/VL and FMA, and its bf16 loops ran
-// 2.6x slower than the v4 clone (fast_exp's polynomial, 16-bit packing).
-#define BT_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+// Each loop over bf16 bits is a BT_CPU_KERNEL (common/cpu_dispatch.h): compiled for AVX-512 (F/BW/CD/DQ/VL with
+// FMA), AVX2 (with FMA) and baseline, picked at run time by common/cpu_isa.h, so ONEDNN_MAX_CPU_ISA caps it. A clone
+// for AVX-512F alone left out BW/VL and FMA, and its bf16 loops ran 2.6x slower (fast_exp's polynomial, 16-bit
+// packing).
+#include "common/cpu_dispatch.h"
 
 namespace bt::model {
 

@@ -8,8 +8,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/cpu_isa.h"
 #include "model/autocast.h"
 #include "model/bf16.h"
+#include "model/bf16_cast.h"
 
 namespace bt::model {
 
@@ -52,12 +54,50 @@ std::atomic<bool>& onednn_wanted() {
 bool onednn_available() { return onednn_wanted().load() && sgemm_fn(); }
 // Whether oneDNN runs this call's float32 products: available, and not under CPU autocast (which casts to bf16).
 bool onednn_on() { return onednn_available() && !AutocastState::current().cpu; }
-// Whether it runs them in bf16: under CPU autocast to bf16, with the casts autocast would make.
+
+// ---- where bf16 GEMMs run: decided once per process ----
+// oneDNN's gemm_bf16bf16f32 exists only from AVX512_CORE up (below, and under ONEDNN_MAX_CPU_ISA below it, it
+// returns 3, "unimplemented"): one call on 1x1 operands tells. Elsewhere bf16 is emulated: the bf16 operands
+// widened to float32 (exact) and multiplied by sgemm -- the same products and float32 accumulation, the result
+// rounded alike -- which on an AVX2 CPU runs at float32's speed plus the casts, where libtorch 1.13's own bf16
+// matmul there is a scalar loop.
+enum class Bf16Gemm { kOneDnn, kEmulated };
+
+bool onednn_bf16_gemm_works() {
+  const GemmBf16 fn = gemm_bf16_fn();
+  if (!fn) return false;
+  const uint16_t one = 0x3f80;  // bf16 1.0
+  float c = 0;
+  return fn('N', 'N', 1, 1, 1, 1.0f, &one, 1, &one, 1, 0.0f, &c, 1) == 0 && c == 1.0f;
+}
+
+std::atomic<Bf16Gemm>& bf16_gemm_path() {
+  static std::atomic<Bf16Gemm> path{onednn_bf16_gemm_works() ? Bf16Gemm::kOneDnn : Bf16Gemm::kEmulated};
+  return path;
+}
+
+// Whether this call's Linear runs as a bf16 GEMM of ours: under CPU autocast to bf16, with the casts autocast
+// would make (oneDNN's bf16 GEMM, or its emulation on float32 sgemm).
 bool onednn_bf16_on() {
-  if (!onednn_wanted().load() || !gemm_bf16_fn()) return false;
+  if (!onednn_available()) return false;
   const AutocastState autocast = AutocastState::current();
   return autocast.cpu && autocast.cpu_dtype == at::kBFloat16;
 }
+
+// When ONEDNN_MAX_CPU_ISA caps this process below AVX-512 on an AVX-512 CPU, libtorch 1.13 still picks its oneDNN
+// bf16 matmul and convolution by the CPU's own flags (mkldnn_bf16_device_check), and oneDNN, capped, then has no
+// implementation ("could not create a primitive descriptor"): torch's oneDNN use goes off, as it is on such a CPU
+// for bf16, so a capped run takes the paths an AVX2 machine takes. ATen's own vector kernels follow the cap too
+// (ATEN_CPU_CAPABILITY, read at their first use) unless it is set. Done at load, before any torch op runs.
+const bool torch_follows_cpu_cap = [] {
+  const CpuIsa& isa = cpu_isa();
+  if (!isa.capped()) return false;
+  if (isa.level != CpuLevel::kAvx512 && isa.hardware_level == CpuLevel::kAvx512)
+    at::globalContext().setUserEnabledMkldnn(false);
+  if (isa.level != isa.hardware_level)
+    setenv("ATEN_CPU_CAPABILITY", isa.level == CpuLevel::kAvx2 ? "avx2" : "default", /*overwrite=*/0);
+  return true;
+}();
 
 // An operand oneDNN's sgemm can read: a non-empty float32 CPU tensor (a meta tensor's device is meta, not CPU).
 bool onednn_operand(const Tensor& t) {
@@ -179,17 +219,22 @@ struct OneDnnLinearFn : torch::autograd::Function<OneDnnLinearFn> {
 // with its float32 accumulator rounded once together with the bias, and the gradients of float32 inputs (W, b,
 // a float32 x) kept in float32 rather than rounded to bf16 and widened again.
 
-// C[m, n] (row-major, float32, ldc = n) = op(A) op(B) on contiguous bf16 operands.
+// C[m, n] (row-major, float32, ldc = n) = op(A) op(B) on contiguous bf16 operands: oneDNN's bf16 GEMM, or sgemm
+// on the widened operands (bf16_gemm_path). Should oneDNN refuse a call after all, this and every later one
+// take the emulation: a user never meets oneDNN's status.
 void gemm_bf16(char ta, char tb, int64_t m, int64_t n, int64_t k, const Tensor& a, const Tensor& b, float* c) {
-  const int status = gemm_bf16_fn()(ta, tb, m, n, k, 1.0f, bf16_bits_of(a), ta == 'N' ? k : m, bf16_bits_of(b),
-                                    tb == 'N' ? n : k, 0.0f, c, n);
-  TORCH_CHECK(status == 0, "oneDNN gemm_bf16bf16f32 failed (status ", status, ") for [", m, ", ", k, "] x [", k,
-              ", ", n, "]");
+  const int64_t lda = ta == 'N' ? k : m, ldb = tb == 'N' ? n : k;
+  if (bf16_gemm_path().load() == Bf16Gemm::kOneDnn) {
+    if (gemm_bf16_fn()(ta, tb, m, n, k, 1.0f, bf16_bits_of(a), lda, bf16_bits_of(b), ldb, 0.0f, c, n) == 0) return;
+    bf16_gemm_path().store(Bf16Gemm::kEmulated);
+  }
+  const Tensor a32 = a.to(at::kFloat), b32 = b.to(at::kFloat);
+  sgemm(ta, tb, m, n, k, 1.0f, a32.data_ptr<float>(), lda, b32.data_ptr<float>(), ldb, c);
 }
 
 // out[r, j] = bf16(acc[r, j] + bias[j]) for rows [r0, r1) of n columns; bias may be null.
-BT_VECTOR_CLONES void round_rows(const float* acc, const float* bias, uint16_t* out, int64_t r0, int64_t r1,
-                                 int64_t n) {
+BT_CPU_KERNEL(round_rows, (const float* acc, const float* bias, uint16_t* out, int64_t r0, int64_t r1, int64_t n),
+              (acc, bias, out, r0, r1, n)) {
   for (int64_t r = r0; r < r1; ++r) {
     const float* a = acc + r * n;
     uint16_t* o = out + r * n;
@@ -215,7 +260,8 @@ Tensor forward_2d_bf16(const Tensor& xb, const Tensor& wb, const Tensor& bias) {
 }
 
 // sums[j] += g[r, j] over rows [0, m), columns [j0, j1) of n: the bias gradient, accumulated in float32.
-BT_VECTOR_CLONES void add_rows(const uint16_t* g, float* sums, int64_t m, int64_t n, int64_t j0, int64_t j1) {
+BT_CPU_KERNEL(add_rows, (const uint16_t* g, float* sums, int64_t m, int64_t n, int64_t j0, int64_t j1),
+              (g, sums, m, n, j0, j1)) {
   for (int64_t r = 0; r < m; ++r)
     for (int64_t j = j0; j < j1; ++j) sums[j] += float_from_bf16_bits(g[r * n + j]);
 }
@@ -281,20 +327,30 @@ bool bf16_linear_applies(const Tensor& x, const Tensor& w, const Tensor& b) {
   return onednn_bf16_on() && x.device().is_cpu() && castable && x.numel() > 0 && linear_operands(x, w, b);
 }
 
-bool batched_applies(const Tensor& a, const Tensor& b) {
-  return onednn_on() && onednn_operand(a) && onednn_operand(b) && a.dim() == 4 && b.dim() == 4 &&
-         a.size(0) == b.size(0) && a.size(1) == b.size(1);
+bool batched_shapes(const Tensor& a, const Tensor& b) {
+  return a.dim() == 4 && b.dim() == 4 && a.size(0) == b.size(0) && a.size(1) == b.size(1);
 }
 
-}  // namespace
+bool batched_applies(const Tensor& a, const Tensor& b) {
+  return onednn_on() && onednn_operand(a) && onednn_operand(b) && batched_shapes(a, b);
+}
 
-Tensor batched_matmul(const Tensor& a, const Tensor& b, bool transpose_b, double divide_by) {
-  if (!batched_applies(a, b)) {
-    auto y = torch::matmul(a, transpose_b ? b.transpose(-1, -2) : b);
-    return divide_by == 1.0 ? y : y / divide_by;
-  }
-  RECORD_FUNCTION("bt::batched_matmul (oneDNN)", std::vector<c10::IValue>{});  // a row in profiles (op_profile.py)
-  const double alpha = 1.0 / divide_by;  // exact for a power-of-two divisor (sqrt(64) = 8: every preset's heads)
+// Where bf16 GEMMs are emulated, bf16 batched products -- under CPU bf16 autocast (float32 or bf16 operands), or of
+// two bf16 tensors -- run as bf16 roundings around the float32 ones (libtorch's bf16 bmm there is a scalar loop:
+// bench_attention_probs took 18x as long with it under ONEDNN_MAX_CPU_ISA=AVX2; under a cap, oneDNN's refuses).
+bool emulated_bf16_batched_applies(const Tensor& a, const Tensor& b) {
+  if (!onednn_available() || bf16_gemm_path().load() != Bf16Gemm::kEmulated || !batched_shapes(a, b)) return false;
+  const auto on_cpu = [](const Tensor& t) { return t.device().is_cpu() && t.numel() > 0; };
+  const auto is = [](const Tensor& t, at::ScalarType type) { return t.scalar_type() == type; };
+  if (!on_cpu(a) || !on_cpu(b)) return false;
+  if (is(a, at::kBFloat16) && is(b, at::kBFloat16)) return true;
+  const auto castable = [&](const Tensor& t) { return is(t, at::kFloat) || is(t, at::kBFloat16); };
+  return onednn_bf16_on() && castable(a) && castable(b);
+}
+
+// The float32 batched product on oneDNN: operands read in place where their rows allow, an autograd function
+// where a gradient is wanted.
+Tensor float32_batched(const Tensor& a, const Tensor& b, bool transpose_b, double alpha) {
   TORCH_CHECK(a.size(3) == (transpose_b ? b.size(3) : b.size(2)), "batched_matmul: inner sizes differ: ",
               a.sizes(), " x ", b.sizes(), transpose_b ? "^T" : "");
   const Tensor a_ = in_place_or_copy(a), b_ = in_place_or_copy(b);
@@ -303,30 +359,97 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b, bool transpose_b, double
               : product(a_, false, b_, transpose_b, static_cast<float>(alpha));
 }
 
+// The float32 Linear on oneDNN's sgemm (an autograd function where a gradient is wanted), x2 2-D.
+Tensor float32_linear(const Tensor& x2, const Tensor& w, const Tensor& bias) {
+  const bool grad = torch::GradMode::is_enabled() &&
+                    (x2.requires_grad() || w.requires_grad() || (bias.defined() && bias.requires_grad()));
+  // libtorch 1.13's autograd functions take no undefined inputs: no bias travels as an empty tensor.
+  const Tensor b = bias.defined() ? bias : torch::empty({0}, w.options());
+  const Tensor x = x2.contiguous(), wc = w.contiguous();
+  return grad ? OneDnnLinearFn::apply(x, wc, b) : forward_2d(x, wc, bias);
+}
+
+}  // namespace
+
+Tensor patch_embedding(const Tensor& x, const Tensor& w, int64_t patch) {
+  const bool emulated = onednn_bf16_on() && bf16_gemm_path().load() == Bf16Gemm::kEmulated && x.device().is_cpu() &&
+                        x.dim() == 4 && w.dim() == 4 && onednn_operand(w);
+  if (!emulated) return torch::conv2d(x, w, {}, patch);
+  // Non-overlapping patches: [B, C, H, W] -> [B, gh * gw, C * p * p] (the conv's remainder rows and columns dropped),
+  // times w [h, C * p * p]^T, back to the conv's [B, h, gh, gw].
+  const int64_t batch = x.size(0), channels = x.size(1), gh = x.size(2) / patch, gw = x.size(3) / patch;
+  const Tensor patches = x.narrow(2, 0, gh * patch)
+                             .narrow(3, 0, gw * patch)
+                             .reshape({batch, channels, gh, patch, gw, patch})
+                             .permute({0, 2, 4, 1, 3, 5})
+                             .reshape({batch, gh * gw, channels * patch * patch});
+  return linear(patches, w.reshape({w.size(0), -1}), Tensor()).transpose(1, 2).reshape({batch, w.size(0), gh, gw});
+}
+
+Tensor batched_matmul(const Tensor& a, const Tensor& b, bool transpose_b, double divide_by) {
+  const double alpha = 1.0 / divide_by;  // exact for a power-of-two divisor (sqrt(64) = 8: every preset's heads)
+  if (emulated_bf16_batched_applies(a, b)) {
+    RECORD_FUNCTION("bt::batched_matmul (bf16 emulated)", std::vector<c10::IValue>{});
+    return rounded_to_bf16(float32_batched(bf16_valued(a), bf16_valued(b), transpose_b, alpha));
+  }
+  if (!batched_applies(a, b)) {
+    auto y = torch::matmul(a, transpose_b ? b.transpose(-1, -2) : b);
+    return divide_by == 1.0 ? y : y / divide_by;
+  }
+  RECORD_FUNCTION("bt::batched_matmul (oneDNN)", std::vector<c10::IValue>{});  // a row in profiles (op_profile.py)
+  return float32_batched(a, b, transpose_b, alpha);
+}
+
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   const bool bf16 = bf16_linear_applies(x, weight, bias);
   if (!bf16 && !linear_applies(x, weight, bias)) return torch::linear(x, weight, bias);
-  RECORD_FUNCTION(bf16 ? "bt::linear (oneDNN bf16)" : "bt::linear (oneDNN)", std::vector<c10::IValue>{});
+  const bool emulated = bf16 && bf16_gemm_path().load() == Bf16Gemm::kEmulated;
+  RECORD_FUNCTION(emulated ? "bt::linear (bf16 emulated)" : bf16 ? "bt::linear (oneDNN bf16)" : "bt::linear (oneDNN)",
+                  std::vector<c10::IValue>{});
   auto out_shape = x.sizes().vec();
   out_shape.back() = weight.size(0);
-  const bool grad = torch::GradMode::is_enabled() &&
-                    (x.requires_grad() || weight.requires_grad() || (bias.defined() && bias.requires_grad()));
-  // libtorch 1.13's autograd functions take no undefined inputs: no bias travels as an empty tensor.
-  const Tensor b = bias.defined() ? bias : torch::empty({0}, weight.options());
+  const Tensor x2 = x.reshape({-1, x.size(-1)});
   Tensor y;
-  if (bf16) {  // the bf16 casts make x and W contiguous
-    const Tensor x2 = x.reshape({-1, x.size(-1)});
+  if (emulated) {  // bf16(x W^T + b) on the bf16 values: rounded once, as oneDNN's bf16 path rounds
+    y = rounded_to_bf16(float32_linear(bf16_valued(x2), bf16_valued(weight),
+                                       bias.defined() ? bf16_valued(bias) : Tensor()));
+  } else if (bf16) {  // the bf16 casts make x and W contiguous
+    const bool grad = torch::GradMode::is_enabled() &&
+                      (x.requires_grad() || weight.requires_grad() || (bias.defined() && bias.requires_grad()));
+    const Tensor b = bias.defined() ? bias : torch::empty({0}, weight.options());
     y = grad ? OneDnnBf16LinearFn::apply(x2, weight, b)
              : forward_2d_bf16(to_bf16(x2), to_bf16(weight), bf16_rounded(b));
   } else {
-    const Tensor x2 = x.reshape({-1, x.size(-1)}).contiguous(), w = weight.contiguous();
-    y = grad ? OneDnnLinearFn::apply(x2, w, b) : forward_2d(x2, w, bias);
+    y = float32_linear(x2, weight, bias);
   }
   return y.view(out_shape);
 }
 
 std::string cpu_gemm_name() { return onednn_available() ? "onednn" : "torch"; }
 
+std::string cpu_bf16_note() {
+  const CpuIsa& isa = cpu_isa();
+  if (isa.bf16_native) return "";
+  const std::string why = isa.hardware_bf16 ? "ONEDNN_MAX_CPU_ISA=" + isa.cap + " caps this CPU's bf16"
+                                            : "this CPU has no AVX512_BF16 or AMX-BF16";
+  const std::string how = cpu_bf16_gemm_name() == "onednn_bf16" ? "oneDNN's AVX-512 emulation of its bf16 GEMM"
+                                                                : "bf16-rounded operands on float32 GEMMs";
+  // The cost: docs/PERFORMANCE.md, "bf16 on a CPU without bf16" (small preset under ONEDNN_MAX_CPU_ISA=AVX2).
+  return "note: bf16 is emulated here (" + why + "): " + how +
+         " give native bf16's numerics at float32's speed at best (small preset: 1.0x float32's step time), so "
+         "--bf16 saves no time on this CPU";
+}
+
+std::string cpu_bf16_gemm_name() {
+  if (!onednn_available()) return "torch";
+  return bf16_gemm_path().load() == Bf16Gemm::kOneDnn ? "onednn_bf16" : "float32_emulated";
+}
+
 void set_cpu_gemm_onednn(bool on) { onednn_wanted().store(on); }
+
+void set_cpu_bf16_gemm_emulated(bool emulated) {
+  static const bool onednn_works = onednn_bf16_gemm_works();
+  bf16_gemm_path().store(emulated || !onednn_works ? Bf16Gemm::kEmulated : Bf16Gemm::kOneDnn);
+}
 
 }  // namespace bt::model

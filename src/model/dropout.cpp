@@ -19,14 +19,18 @@ using torch::Tensor;
 namespace {
 
 // out[i] = in[i] * scale where element i is kept, else 0; i from b to e (a range of the whole tensor).
-BT_VECTOR_CLONES void mask_f32(const float* in, float* out, uint32_t b, uint32_t e, uint32_t s1, uint32_t s2,
-                               uint32_t threshold, float scale) {
+BT_CPU_KERNEL(mask_f32,
+              (const float* in, float* out, uint32_t b, uint32_t e, uint32_t s1, uint32_t s2, uint32_t threshold,
+               float scale),
+              (in, out, b, e, s1, s2, threshold, scale)) {
   for (uint32_t i = b; i < e; ++i) out[i] = element_hash(i, s1, s2) >= threshold ? in[i] * scale : 0.0f;
 }
 
 // The same on bf16 bits: widened, scaled in float, rounded back as torch rounds (model/bf16.h: vectorises).
-BT_VECTOR_CLONES void mask_bf16(const uint16_t* in, uint16_t* out, uint32_t b, uint32_t e, uint32_t s1, uint32_t s2,
-                                uint32_t threshold, float scale) {
+BT_CPU_KERNEL(mask_bf16,
+              (const uint16_t* in, uint16_t* out, uint32_t b, uint32_t e, uint32_t s1, uint32_t s2, uint32_t threshold,
+               float scale),
+              (in, out, b, e, s1, s2, threshold, scale)) {
   for (uint32_t i = b; i < e; ++i) {
     const uint32_t keep = 0u - static_cast<uint32_t>(element_hash(i, s1, s2) >= threshold);
     out[i] = bf16_bits_from_float_bits(float_bits(float_from_bf16_bits(in[i]) * scale) & keep);  // dropped: +0

@@ -33,7 +33,7 @@ void elementwise(int64_t n, F&& f) {
 
 // bf16 on bf16 bits: float math with fast_exp, one rounding; loops GCC vectorises (c10's scalar conversions and
 // std::exp made a dispatched bf16 loop slower than the composite ops).
-BT_VECTOR_CLONES void forward_bf16(const uint16_t* in, uint16_t* out, int64_t b, int64_t e) {
+BT_CPU_KERNEL(forward_bf16, (const uint16_t* in, uint16_t* out, int64_t b, int64_t e), (in, out, b, e)) {
   const float alpha = static_cast<float>(kAlpha);
   for (int64_t i = b; i < e; ++i) {
     const float v = float_from_bf16_bits(in[i]);
@@ -41,7 +41,8 @@ BT_VECTOR_CLONES void forward_bf16(const uint16_t* in, uint16_t* out, int64_t b,
   }
 }
 
-BT_VECTOR_CLONES void backward_bf16(const uint16_t* grad, const uint16_t* in, uint16_t* out, int64_t b, int64_t e) {
+BT_CPU_KERNEL(backward_bf16, (const uint16_t* grad, const uint16_t* in, uint16_t* out, int64_t b, int64_t e),
+              (grad, in, out, b, e)) {
   const float alpha = static_cast<float>(kAlpha);
   for (int64_t i = b; i < e; ++i) {
     const float v = float_from_bf16_bits(in[i]);

@@ -119,7 +119,7 @@ Tensor VisionTransformerImpl::embed(const Tensor& pixel_values) {
       pixel_values.size(3) != cfg.image_size)
     bt::fail("pixel_values has shape ", shape_str(pixel_values.sizes()), ", the model expects [B, ", cfg.num_channels, ", ",
              cfg.image_size, ", ", cfg.image_size, "]");
-  auto p = torch::conv2d(pixel_values.to(patch_weight.scalar_type()), patch_weight, {}, cfg.patch_size);
+  auto p = patch_embedding(pixel_values.to(patch_weight.scalar_type()), patch_weight, cfg.patch_size);
   p = p.flatten(2).transpose(1, 2);  // [B, patches, H]
   auto cls = class_embedding.view({1, 1, -1}).expand({p.size(0), 1, -1}).to(p.scalar_type());
   auto e = torch::cat({cls, p}, 1) + position_embedding->weight.unsqueeze(0);

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "common/cpu_isa.h"
+#include "model/api.h"
 #include "model/autocast.h"
 #include "model/cpu_gemm.h"
 
@@ -32,6 +34,7 @@ double rel_err(const torch::Tensor& got, const torch::Tensor& want) {
 }
 
 bool libdnnl_loaded() { return dlopen("libdnnl.so.2", RTLD_NOW | RTLD_NOLOAD) != nullptr; }
+void check_bf16_autocast_linear();
 }  // namespace
 
 TEST(Linear, OneDnnIsUsedWhereLibtorchLoadsIt) {
@@ -82,8 +85,71 @@ TEST(Linear, NoGradModeGivesTheSameValues) {
 // Under CPU autocast to bf16: autocast's bf16 operands and bf16 result (within a bf16 rounding of the exact value
 // of those operands), and the gradients of float32 inputs exact to float32 (autocast's own linear rounds them to
 // bf16 first: ~4e-3, which fails the 1e-5 here). A bf16 x gets a bf16 gradient.
+// Both bf16 paths: oneDNN's bf16 GEMM where this CPU has it, and the emulation on float32 GEMMs (every CPU's).
 TEST(Linear, Bf16AutocastKeepsAutocastsRoundingAndFloat32Gradients) {
   if (!libdnnl_loaded()) GTEST_SKIP() << "this libtorch does not load libdnnl.so.2";
+  for (bool emulated : {false, true}) {
+    SCOPED_TRACE(emulated ? "emulated" : "as this CPU runs it");
+    set_cpu_bf16_gemm_emulated(emulated);
+    if (emulated) {
+      EXPECT_EQ(cpu_bf16_gemm_name(), "float32_emulated");
+    }
+    check_bf16_autocast_linear();
+  }
+  set_cpu_bf16_gemm_emulated(false);
+}
+
+// The path follows what this CPU (as capped) runs: oneDNN's bf16 GEMM exists from AVX512_CORE up, native bf16
+// implies it; below, the emulation. Under a cap below AVX-512 on an AVX-512 CPU, libtorch's own oneDNN use is off
+// (its bf16 matmul would ask the capped oneDNN for what it no longer has).
+TEST(Linear, Bf16PathFollowsTheCpu) {
+  if (!libdnnl_loaded()) GTEST_SKIP() << "this libtorch does not load libdnnl.so.2";
+  const bt::CpuIsa& isa = bt::cpu_isa();
+  if (isa.level != bt::CpuLevel::kAvx512) {
+    EXPECT_EQ(cpu_bf16_gemm_name(), "float32_emulated");
+  }
+  if (isa.bf16_native) {
+    EXPECT_EQ(cpu_bf16_gemm_name(), "onednn_bf16");
+  }
+  EXPECT_EQ(cpu_bf16_note().empty(), isa.bf16_native) << cpu_bf16_note();
+  const bool capped_below_avx512 = isa.level != bt::CpuLevel::kAvx512 && isa.hardware_level == bt::CpuLevel::kAvx512;
+  EXPECT_EQ(at::globalContext().userEnabledMkldnn(), !capped_below_avx512);
+}
+
+// The emulated bf16 batched products: autocast's bf16 operands and result (float32 or bf16 inputs under autocast,
+// two bf16 tensors without it), values as exact bf16 products summed in float32, gradients through the casts.
+TEST(BatchedMatmul, EmulatedBf16RoundsAsAutocast) {
+  if (!libdnnl_loaded()) GTEST_SKIP() << "this libtorch does not load libdnnl.so.2";
+  set_cpu_bf16_gemm_emulated(true);
+  torch::manual_seed(10);
+  auto q0 = torch::randn({2, 3, 5, 16}), k0 = torch::randn({2, 3, 7, 16});
+  auto as_bf16 = [](const torch::Tensor& t) { return t.to(torch::kBFloat16).to(torch::kDouble); };
+  const auto want = (torch::matmul(as_bf16(q0), as_bf16(k0).transpose(-1, -2)) / 4.0).to(torch::kBFloat16);
+  auto q = q0.clone().requires_grad_(true), k = k0.clone().requires_grad_(true);
+  torch::Tensor got;
+  {
+    AutocastScope autocast(true, torch::Device(torch::kCPU));
+    got = batched_matmul(q, k, /*transpose_b=*/true, 4.0);
+  }
+  ASSERT_EQ(got.scalar_type(), torch::kBFloat16);
+  // Summation order aside (float32 accumulation), the rounded result is bf16(exact): within one bf16 ulp.
+  EXPECT_LE((got.to(torch::kDouble) - want.to(torch::kDouble)).abs().max().item<double>(),
+            want.to(torch::kDouble).abs().max().item<double>() / 128.0);
+  got.to(torch::kFloat).sum().backward();
+  ASSERT_TRUE(q.grad().defined() && k.grad().defined());
+  EXPECT_EQ(q.grad().scalar_type(), torch::kFloat);
+  // d/dq sum(q k^T / 4) = (sum over rows of k) / 4, from bf16 operands.
+  const auto dq = (as_bf16(k0).sum(2, true) / 4.0).expand({2, 3, 5, 16});
+  EXPECT_LT(rel_err(q.grad(), dq), 1e-2);
+  const auto plain = batched_matmul(q0.to(torch::kBFloat16), k0.to(torch::kBFloat16), true, 4.0);
+  EXPECT_EQ(plain.scalar_type(), torch::kBFloat16);
+  EXPECT_TRUE(torch::equal(plain, got.detach()));
+  set_cpu_bf16_gemm_emulated(false);
+}
+
+namespace {
+// Linear under bf16 autocast against autocast's roundings in double: bf16 values, float32 gradients.
+void check_bf16_autocast_linear() {
   torch::manual_seed(8);
   auto probe = torch::randn({3, 5, 29}).to(torch::kBFloat16).to(torch::kFloat);  // the output's gradient, exact in bf16
   auto w = torch::randn({29, 37}), b = torch::randn({29});
@@ -108,6 +174,7 @@ TEST(Linear, Bf16AutocastKeepsAutocastsRoundingAndFloat32Gradients) {
     EXPECT_LT(rel_err(got.gx, want.gx), bf16_x ? 8e-3 : 1e-5);
   }
 }
+}  // namespace
 
 TEST(Linear, TheSwitchStaysOnTorchLinear) {
   torch::manual_seed(7);

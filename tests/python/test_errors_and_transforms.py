@@ -156,3 +156,18 @@ def test_defaults_are_the_clis(data_dir):
     with pytest.warns(DeprecationWarning):
         old = bridgetune.preprocess(path, image_size=96, transform="train", seed=5)
     assert torch.equal(old, bridgetune.preprocess(path, image_size=96, transform="train", sample_seed=5))
+
+
+def test_an_interpreter_without_numpy_is_told_which_one_the_build_is_for():
+    """Imported by another python3 (a pyenv one on PATH, say) that lacks numpy: one line naming both interpreters,
+    not a bare ModuleNotFoundError."""
+    import sys
+    from bridgetune import _build
+    code = ("import sys\nsys.modules['numpy'] = None  # as if this interpreter had none\n"
+            "try:\n    import bridgetune\nexcept ImportError as e:\n    print(e)\nelse:\n    print('imported')\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    message = p.stdout.strip()
+    assert "\n" not in message, message
+    assert "no module named numpy" in message, message
+    assert f"it was built for {_build.PYTHON}" in message, message
+    assert sys.executable in message, message

@@ -12,6 +12,7 @@
 #include "cli/command.h"
 #include "cli/hub_flags.h"
 #include "cli/loader_flags.h"
+#include "common/cpu_isa.h"
 #include "common/error.h"
 #include "common/machine_memory.h"
 #include "common/paths.h"
@@ -59,6 +60,12 @@ std::vector<int> parse_list(const std::string& s) {
 }
 
 using BenchConfigs = std::vector<std::pair<report::BenchRow, train::TrainOptions>>;
+
+// "fp32", "bf16", or "bf16 emulated" on a CPU without bf16 arithmetic (model::cpu_bf16_note says what that costs).
+std::string precision_label(const std::string& device, bool bf16) {
+  if (!bf16) return "fp32";
+  return device == "cpu" && !cpu_isa().bf16_native ? "bf16 emulated" : "bf16";
+}
 constexpr int kInMemoryBatches = 8;  // the in-memory row cycles this many batches
 
 // The rows in measuring order: the model's ceiling first (a run cut short, e.g. by a time limit, still has what
@@ -74,7 +81,7 @@ BenchConfigs bench_configs(const BenchArgs& a, const train::TrainOptions& base, 
     configs.push_back({row, o});
     if (a.device == "cpu") {  // which precision is faster on this CPU (bf16 is several times fp32 where native)
       o.bf16 = !o.bf16;
-      report::BenchRow other{str("in-memory batches, ", o.bf16 ? "bf16" : "fp32"), 0, false, true};
+      report::BenchRow other{str("in-memory batches, ", precision_label(a.device, o.bf16)), 0, false, true};
       other.precision_check = true;
       other.bf16 = o.bf16;
       configs.push_back({other, o});
@@ -180,9 +187,11 @@ void run(const BenchArgs& a) {
 
   report::BenchReport rep;
   rep.title = str("bridgetune bench: ", a.preset, " preset, batch ", a.batch, ", ", a.steps, " steps (", a.warmup,
-                  " warm-up), ", a.device, a.bf16 ? " bf16" : "",
+                  " warm-up), ", a.device, a.bf16 ? " " + precision_label(a.device, true) : "",
                   a.jpeg_dct_scaling ? "" : ", full-resolution JPEG decode",
                   a.device == "cpu" ? str(", ", threads, " torch threads") : "");
+  if (a.device == "cpu")  // every CPU table has a bf16 row
+    if (const std::string note = model::cpu_bf16_note(); !note.empty()) std::printf("%s\n", note.c_str());
   // Every configuration once per repetition, interleaved (machine noise hits all alike); medians reported.
   const auto configs = bench_configs(a, base, workers);
   std::vector<std::vector<std::pair<double, double>>> samples(configs.size());

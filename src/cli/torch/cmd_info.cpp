@@ -34,6 +34,10 @@ void run(InfoArgs a) {
   a.model = a.hub.resolve(a.model);
   auto cfg = a.model.empty() ? bt::model::preset(a.preset) : bt::model::load_config(a.model + "/config.json");
   if (!a.write_config.empty()) {
+    const std::filesystem::path folder = std::filesystem::path(a.write_config).parent_path();
+    std::error_code ec;
+    if (!folder.empty()) std::filesystem::create_directories(folder, ec);
+    if (ec) bt::fail("--write_config: cannot create the folder ", folder.string(), ": ", ec.message());
     bt::model::save_config(cfg, a.write_config);
     std::printf("config: %s\n", a.write_config.c_str());
   }

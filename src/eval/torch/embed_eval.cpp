@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "data/captions_dataset.h"
 #include "data/subset.h"
+#include "model/api.h"
 #include "model/autocast.h"
 #include "source/source.h"
 
@@ -181,6 +182,8 @@ EmbedOptions standalone_embed_options(model::BridgeTowerForContrastiveLearning& 
   eo.on_bad_sample = on_bad_sample;
   eo.device = device;
   eo.bf16 = bf16;
+  if (bf16 && device.is_cpu())
+    if (const std::string note = model::cpu_bf16_note(); !note.empty()) std::fprintf(stderr, "%s\n", note.c_str());
   return eo;
 }
 

@@ -3,7 +3,7 @@
 
 #include <cstdio>
 
-#include "common/cpu_features.h"
+#include "common/cpu_isa.h"
 #include "common/error.h"
 #include "common/paths.h"
 #include "dist/env.h"
@@ -280,14 +280,19 @@ void resolve_model_selection(TrainRun& r) {
 // One line for an fp32 run on a CPU with bf16 in hardware, where bf16 matmuls run several times faster (small
 // preset, batch 8: 3.5-4x here, issue 30). Not for models below kBf16HintParameters, whose steps are dominated by
 // per-op overhead that autocast's casts add to (the tiny demo runs slower in bf16).
+// A bf16 run where bf16 is emulated says so and what it costs, instead.
 constexpr int64_t kBf16HintParameters = 5'000'000;
 void suggest_bf16(const TrainRun& r) {
-  if (!r.talk || !r.device.is_cpu() || r.s.bf16) return;
-  const CpuBf16 cpu = cpu_bf16();
-  if (!cpu.native) return;
+  if (!r.talk || !r.device.is_cpu()) return;
+  if (r.s.bf16) {
+    if (const std::string note = model::cpu_bf16_note(); !note.empty()) std::printf("%s\n", note.c_str());
+    return;
+  }
+  const CpuIsa& cpu = cpu_isa();
+  if (!cpu.bf16_native) return;
   if (model::parameter_numel(*r.model) < kBf16HintParameters) return;
   std::printf("this CPU computes bf16 natively (%s): --bf16 usually trains a model of this size several times "
-              "faster than fp32 here (`bridgetune bench` measures both)\n", cpu.feature.c_str());
+              "faster than fp32 here (`bridgetune bench` measures both)\n", cpu.bf16_feature.c_str());
 }
 
 // The trainer state (the saved one when resuming), and every rank starting from rank 0's weights.

@@ -13,6 +13,7 @@
 
 #include "common/error.h"
 #include "eval/torch/embed_eval.h"
+#include "model/cpu_gemm.h"
 #include "model/cuda_ops.h"
 #include "model/device.h"
 #include "model/quick_gelu.h"
@@ -290,7 +291,8 @@ TrainSummary TrainLoop::finish() {
   sum.first_loss = first_loss_;
   sum.data_wait_percent = rs.data_wait_percent;
   sum.op_paths = str("adamw ", AdamW::path_used(),
-                     r_.device.is_cuda() || model::fused_ops_fail_injected() ? str(", quick_gelu ", model::quick_gelu_cuda_path()) : std::string());
+                     r_.device.is_cuda() || model::fused_ops_fail_injected() ? str(", quick_gelu ", model::quick_gelu_cuda_path()) : std::string(),
+                     r_.device.is_cpu() && s_.bf16 ? str(", bf16 gemm ", model::cpu_bf16_gemm_name()) : std::string());
   if (evaluated_) sum.eval_loss = last_eval_.retrieval.loss;
   if (selector_.best_metric()) sum.best_metric = *selector_.best_metric();
   const fs::path best_dir = r_.out / ("checkpoint-" + std::to_string(selector_.best_step()));
