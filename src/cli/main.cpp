@@ -38,6 +38,9 @@ int main(int argc, char** argv) {
     app.parse(args);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const bt::StopRequested& e) {
+    std::fprintf(stderr, "%s\n", bt::error_line(e.what()).c_str());
+    return e.exit_code();
   } catch (const std::filesystem::filesystem_error& e) {
     // Not libstdc++'s "filesystem error: status: ... [PATH]": the path first, then why and what to fix.
     std::fprintf(stderr, "error: %s\n", bt::error_line(bt::filesystem_error_line(e)).c_str());

@@ -12,6 +12,17 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A run that stopped on request (a preemption signal) after saving what it had: main prints the message and exits
+// with exit_code (128 + the signal, as a shell reports a process the signal ended).
+class StopRequested : public Error {
+ public:
+  StopRequested(const std::string& message, int exit_code) : Error(message), exit_code_(exit_code) {}
+  int exit_code() const { return exit_code_; }
+
+ private:
+  int exit_code_;
+};
+
 // Concatenate anything streamable: bt::str("file ", path, ": bad header").
 template <class... Args>
 std::string str(const Args&... args) {

@@ -64,11 +64,14 @@ bool onednn_on() { return onednn_available() && !AutocastState::current().cpu; }
 enum class Bf16Gemm { kOneDnn, kEmulated };
 
 bool onednn_bf16_gemm_works() {
-  const GemmBf16 fn = gemm_bf16_fn();
-  if (!fn) return false;
-  const uint16_t one = 0x3f80;  // bf16 1.0
-  float c = 0;
-  return fn('N', 'N', 1, 1, 1, 1.0f, &one, 1, &one, 1, 0.0f, &c, 1) == 0 && c == 1.0f;
+  static const bool works = [] {
+    const GemmBf16 fn = gemm_bf16_fn();
+    if (!fn) return false;
+    const uint16_t one = 0x3f80;  // bf16 1.0
+    float c = 0;
+    return fn('N', 'N', 1, 1, 1, 1.0f, &one, 1, &one, 1, 0.0f, &c, 1) == 0 && c == 1.0f;
+  }();
+  return works;
 }
 
 std::atomic<Bf16Gemm>& bf16_gemm_path() {
@@ -448,8 +451,7 @@ std::string cpu_bf16_gemm_name() {
 void set_cpu_gemm_onednn(bool on) { onednn_wanted().store(on); }
 
 void set_cpu_bf16_gemm_emulated(bool emulated) {
-  static const bool onednn_works = onednn_bf16_gemm_works();
-  bf16_gemm_path().store(emulated || !onednn_works ? Bf16Gemm::kEmulated : Bf16Gemm::kOneDnn);
+  bf16_gemm_path().store(emulated || !onednn_bf16_gemm_works() ? Bf16Gemm::kEmulated : Bf16Gemm::kOneDnn);
 }
 
 }  // namespace bt::model

@@ -249,6 +249,11 @@ void PretrainedModel::save_pretrained(const std::string& dir) const {
   if (ec) bt::fail(dir, ": cannot create the output directory (", ec.message(), ")");
   std::vector<std::pair<std::string, Tensor>> ts;
   for (const auto& kv : named_parameters(true)) ts.emplace_back(kv.key(), kv.value().detach().to(torch::kFloat));
+  // No checkpoint or final model is ever written with NaN/inf weights (a diverged run's would be resumed, published
+  // and scored as if it were a model).
+  for (const auto& [name, t] : ts)
+    if (!torch::isfinite(t).all().item<bool>())
+      bt::fail("refusing to write ", dir, "/model.safetensors: ", name, " holds NaN/inf values (the weights diverged)");
   save_tensors(dir + "/model.safetensors", ts);
   BridgeTowerConfig c = cfg_;
   c.extra["architectures"] = {architecture()};

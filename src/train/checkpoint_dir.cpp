@@ -162,12 +162,17 @@ std::string checkpoint_problem(const fs::path& dir) {
 }
 
 fs::path resolve_resume_dir(const std::string& value, const fs::path& output_dir) {
-  if (value == "latest") {
+  if (value == "latest" || value == "latest_or_none") {
     // Before choosing: a kill mid-replace may have left the newest checkpoint under .old-*.
     remove_stale_staging(output_dir);
     std::vector<std::string> broken;
     auto cks = list_checkpoints(output_dir, &broken);
     for (const std::string& b : broken) std::fprintf(stderr, "warning: skipping %s\n", printable(b).c_str());
+    if (cks.empty() && broken.empty() && value == "latest_or_none") {
+      std::printf("--resume_from_checkpoint latest_or_none: no checkpoint in %s yet: starting from scratch\n",
+                  printable(output_dir.string()).c_str());
+      return {};
+    }
     if (cks.empty())
       fail("--resume_from_checkpoint latest: no checkpoint-N folder in ", output_dir.string(),
            broken.empty() ? " (train with --save_steps first, or name a checkpoint folder)"

@@ -53,7 +53,8 @@ fs::path resume_state_file(const fs::path& checkpoint_dir);
 std::string checkpoint_problem(const fs::path& dir);
 // "latest" → remove_stale_staging(output_dir), then the newest checkpoint-N without a checkpoint_problem()
 // (incomplete ones, and broken links named checkpoint-N, are skipped with a warning on stderr; error if none is
-// usable); any other value must be a checkpoint folder with a resume state file.
+// usable); "latest_or_none" the same, but an output_dir with no checkpoint at all (or none yet) gives an empty path:
+// start from scratch. Any other value must be a checkpoint folder with a resume state file.
 fs::path resolve_resume_dir(const std::string& value, const fs::path& output_dir);
 // Keep the newest `limit` checkpoints (limit <= 0: keep all) and checkpoint-<keep_step> (the best model's, kept
 // as HF keeps it: see checkpoints_to_delete in train/model_selection.h). Returns the folders removed.

@@ -66,6 +66,9 @@ struct TrainOptions {
   ContrastiveAccumulation contrastive_accumulation = ContrastiveAccumulation::kExact;
   bool gradient_checkpointing = false;  // recompute each layer's activations in backward (model/grad_checkpoint.h)
   double max_grad_norm = 1.0;
+  // A step whose loss or gradient norm is not finite is never applied (skipped, counted); this many in a row stop
+  // the run with one line (the weights, every checkpoint and the final model stay finite).
+  int max_nonfinite_steps = 3;
   uint64_t seed = 42;
   bool freeze_vision_model = false, freeze_text_model = false, freeze_text_pooler = true;
   int max_seq_length = 128;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <limits>
 #include <fstream>
 
 #include "common/error.h"
@@ -210,4 +211,22 @@ TEST(CliOutput, ForwardCommandMatchesReference) {
     ASSERT_TRUE(got.count(k)) << k;
     EXPECT_TRUE(torch::allclose(got[k], ref[k], 1e-4, 1e-5)) << k;
   }
+}
+
+// A diverged model is never written: save_pretrained names the first tensor holding NaN/inf and writes no weights.
+TEST(ModelIO, NonFiniteWeightsAreNeverWritten) {
+  auto m = load_contrastive(BT_FIXTURE_DIR);
+  {
+    torch::NoGradGuard ng;
+    m->named_parameters()["logit_scale"].fill_(std::numeric_limits<float>::quiet_NaN());
+  }
+  const auto dir = temp_dir("nonfinite");
+  try {
+    m->save_pretrained(dir);
+    ADD_FAILURE() << "saved NaN weights";
+  } catch (const bt::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("logit_scale holds NaN/inf values"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir + "/model.safetensors"));
+  fs::remove_all(dir);
 }

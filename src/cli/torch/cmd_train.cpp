@@ -3,6 +3,9 @@
 // runs as pasted: its Gaudi-only flags are accepted with one line saying they do not apply. Without data flags it
 // runs the embedded demo (train/demo.h). The flags go into RecipeOptions exactly as given: what a run makes of them
 // (the demo's recipe, strategies, --fp16) is resolved once, in train/run_settings.h.
+#include <sys/prctl.h>
+#include <unistd.h>
+
 #include <csignal>
 #include <iterator>
 #include <memory>
@@ -21,6 +24,7 @@
 #include "dist/env.h"
 #include "train/recipe.h"
 #include "train/run_settings.h"
+#include "train/stop_signal.h"
 
 namespace bt::cli {
 namespace {
@@ -78,7 +82,9 @@ void add_model_and_data_flags(CLI::App& app, TrainFlags& f) {
   train::RecipeOptions* r = &f.recipe;
   train::TrainOptions* o = &r->train;
   f.resume = app.add_option("--resume_from_checkpoint", o->resume_from_checkpoint,
-                                   "Continue a run: a checkpoint-N folder, or 'latest' (default when no value)")
+                                   "Continue a run: a checkpoint-N folder, 'latest' (default when no value), or "
+                                   "'latest_or_none' (the newest checkpoint, or from scratch when there is none: one "
+                                   "requeue script for the first run and every restart)")
                         ->expected(0, 1);
   app.add_option("--model_name_or_path", o->model_name_or_path, "HF checkpoint folder (config.json, model.safetensors or pytorch_model.bin, tokenizer files) or hub id (org/name) in the local HF cache");
   add_hub_flags(app, &o->model_revision, &o->cache_dir);
@@ -155,6 +161,11 @@ void add_optimisation_flags(CLI::App& app, TrainFlags& f) {
   app.add_flag("--gradient_checkpointing", o->gradient_checkpointing,
                "Recompute each layer's activations in backward: less memory for one more forward (same gradients)");
   app.add_option("--max_grad_norm", o->max_grad_norm, "Clip the total gradient norm (<= 0: off)")->capture_default_str();
+  app.add_option("--max_nonfinite_steps", o->max_nonfinite_steps,
+                 "A step whose loss or gradient norm is NaN/inf is skipped (never applied); this many in a row stop the "
+                 "run with the step, the last good checkpoint and the likely cause")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option("--seed", o->seed, "Seed of the initialisation, the data order, the crops and dropout")->capture_default_str();
   app.add_flag("--freeze_vision_model", o->freeze_vision_model, "Train without updating the vision tower");
   app.add_flag("--freeze_text_model", o->freeze_text_model, "Train without updating the text tower");
@@ -244,9 +255,18 @@ void run(const CLI::App& app, const TrainFlags& f) {
   const dist::DistEnv env = dist::read_env();
   opts.rank = env.rank;
   opts.world_size = env.world_size;
-  // A peer that dies closes its sockets: without this, Gloo's next write kills us with SIGPIPE (exit 141, no
-  // message) instead of failing the collective with a bt::Error that names the rank and the operation.
-  if (env.distributed()) std::signal(SIGPIPE, SIG_IGN);
+  // A closed stdout or stderr (`train ... | head`) never ends a run: writes fail, training goes on. And a peer that
+  // dies closes its sockets: without this, Gloo's next write kills us with SIGPIPE (exit 141, no message) instead
+  // of failing the collective with a bt::Error that names the rank and the operation.
+  std::signal(SIGPIPE, SIG_IGN);
+  // A rank of torchrun's ends with its launcher (SIGKILLed, it can forward nothing): SIGTERM, as preemption, so
+  // the ranks save and release the output folder's lock instead of training on as orphans.
+  if (env.distributed() && std::getenv("LOCAL_RANK")) {
+    const pid_t launcher = getppid();
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != launcher) std::raise(SIGTERM);  // it died before the request took effect
+  }
+  train::install_stop_signals();  // SIGTERM / SIGINT / SIGUSR1: finish the step, save it, exit (train/stop_signal.h)
   train::run_recipe(recipe);
 }
 

@@ -15,6 +15,15 @@ namespace bt::eval {
 
 namespace {
 
+// Scores from NaN/inf embeddings would be garbage that looks like a result (NaN similarities counted as hits gave
+// a diverged model R@1 = 1.0): refused with one line instead.
+void require_finite(const torch::Tensor& embeddings, const char* what) {
+  if (!torch::isfinite(embeddings).all().item<bool>())
+    fail("the model's ", what, " embeddings are not finite (NaN or inf): its weights are damaged or its training "
+         "diverged; no score is computed from them");
+}
+
+
 using Clock = std::chrono::steady_clock;
 
 struct ModeGuard {  // eval mode and no autograd for the scope; the previous mode comes back
@@ -58,6 +67,7 @@ torch::Tensor embed_images(model::BridgeTowerForContrastiveLearning& model, std:
       e = model->encode_image(pixels);
     }
     e = e.to(torch::kCPU, torch::kFloat32);
+    require_finite(e, "image");
     for (int64_t j = 0; j < B; ++j) {
       const size_t row = b->rows[size_t(j)];
       if (ok[row]) continue;  // a skipped image's slot is refilled with another row (loader.h); keep the first
@@ -81,6 +91,7 @@ torch::Tensor embed_texts(model::BridgeTowerForContrastiveLearning& model, const
     auto mask = torch::from_blob(enc.attention_mask.data(), {enc.batch, enc.length}, torch::kInt64).to(o.device);
     model::AutocastScope ac(o.bf16, o.device);
     parts.push_back(model->encode_text(ids, mask).to(torch::kCPU, torch::kFloat32));
+    require_finite(parts.back(), "text");
   }
   if (parts.empty()) return torch::zeros({0, model->config().contrastive_hidden_size});
   return torch::cat(parts);
@@ -222,6 +233,8 @@ RetrievalEval evaluate_retrieval_with_loss(model::BridgeTowerForContrastiveLearn
     if (b->size >= 2) loss_sum += out.loss.item<double>() * double(b->size), loss_samples += b->size;
     const torch::Tensor t = out.text_embeds.to(torch::kCPU, torch::kFloat32);
     const torch::Tensor im = out.image_embeds.to(torch::kCPU, torch::kFloat32);
+    require_finite(t, "text");
+    require_finite(im, "image");
     for (int64_t j = 0; j < b->size; ++j) {
       const size_t row = b->rows[size_t(j)];
       if (row >= n || row_read[row] || plan.row_image[row] < 0) continue;  // a replacement seen before

@@ -148,6 +148,13 @@ StepResult train_step(TrainRun& r, BatchProvider& batches) {
     return s;
   }
   s.grad_norm = clip_grad_norm(r.params, r.o.max_grad_norm);
+  // Divergence: a NaN/inf loss or gradient never reaches the weights (every rank sees the same all-reduced loss
+  // and, after the gradient all-reduce, the same norm, so every rank skips alike).
+  if (!std::isfinite(s.loss) || !std::isfinite(s.grad_norm)) {
+    s.skipped = s.nonfinite = true;
+    r.opt->zero_grad();
+    return s;
+  }
   r.opt->step(r.s.learning_rate * r.plan.schedule.lr_factor(r.st.global_step));
   r.opt->zero_grad();
   return s;

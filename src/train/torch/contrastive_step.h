@@ -26,7 +26,8 @@ struct StepResult {
   // exact: how far pass 2's embeddings strayed from pass 1's (max |difference|): 0 up to kernel nondeterminism
   // when the dropout masks were replayed; -1 without exact accumulation.
   double replay_max_diff = -1;
-  bool skipped = false;  // --fp16: the gradients held inf/NaN, no optimizer step (the loss scale halved)
+  bool skipped = false;  // no optimizer step: --fp16's scaler found inf/NaN gradients, or `nonfinite`
+  bool nonfinite = false;  // the loss or the gradient norm was NaN/inf (divergence): not applied
 };
 
 StepResult train_step(TrainRun& r, BatchProvider& batches);

@@ -106,6 +106,9 @@ int run_search(const SearchOptions& o) {
                             : eval::embed_image_rows(m, image_file(o.query_image), {0}, eo);
   const torch::Tensor gallery = read_embeddings(dir / (by_text ? "image_embeds.npy" : "text_embeds.npy"));
   const std::vector<nlohmann::json> keys = read_lines(dir / (by_text ? "images.jsonl" : "texts.jsonl"));
+  if (!torch::isfinite(gallery).all().item<bool>())
+    fail("--index ", o.index, ": its ", by_text ? "image" : "text", " embeddings hold NaN/inf values (a damaged file, "
+         "or written by a diverged model): encode it again with a finite model");
   if (int64_t(keys.size()) != gallery.size(0) || gallery.size(1) != q.size(1))
     fail("--index ", o.index, ": its embeddings (", gallery.size(0), " x ", gallery.size(1), ") do not fit its ",
          keys.size(), " keys or this model's ", q.size(1), " dimensions");

@@ -108,11 +108,13 @@ void check_output_dir(const TrainOptions& o) {
   if (std::string why = output_folder_problem(out); !why.empty()) fail("--output_dir ", o.output_dir, ": ", why);
   std::error_code ec;
   if (!fs::is_directory(out, ec)) return;  // made by prepare_output_dir()
-  if (o.overwrite_output_dir || !o.resume_from_checkpoint.empty()) return;
+  // latest_or_none resumes what it finds, and is otherwise a fresh run: a finished run is not started again.
+  const bool resuming = !o.resume_from_checkpoint.empty() && o.resume_from_checkpoint != "latest_or_none";
+  if (o.overwrite_output_dir || resuming) return;
   if (fs::exists(out / "train_results.json"))
     fail("--output_dir ", o.output_dir, " holds a finished run (train_results.json); pass --overwrite_output_dir to "
          "replace it, or choose another --output_dir");
-  if (!list_checkpoints(out).empty())
+  if (o.resume_from_checkpoint.empty() && !list_checkpoints(out).empty())
     fail("--output_dir ", o.output_dir, " holds checkpoints of an earlier run; pass --resume_from_checkpoint latest to "
          "continue it or --overwrite_output_dir to start over");
 }
@@ -400,8 +402,8 @@ std::unique_ptr<TrainRun> setup_run(const TrainOptions& o, const RunSettings& s,
   std::error_code ec;
   if (r.main_rank && fs::is_directory(r.out, ec)) r.lock = OutputDirLock::acquire(r.out);
   if (!o.resume_from_checkpoint.empty()) {
-    r.resume_dir = resolve_resume_dir(o.resume_from_checkpoint, r.out);
-    check_resume_settings(r.resume_dir, o, s);
+    r.resume_dir = resolve_resume_dir(o.resume_from_checkpoint, r.out);  // empty: latest_or_none found none
+    if (!r.resume_dir.empty()) check_resume_settings(r.resume_dir, o, s);
   }
   // A resumed run reads the tokenizer it saved in its checkpoint (so the same command line can be rerun).
   check_model_paths(r);

@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <csignal>
 #include <cmath>
 #include <filesystem>
 #include <memory>
@@ -21,6 +22,7 @@
 #include "report/progress.h"
 #include "report/run_log.h"
 #include "train/checkpoint_dir.h"
+#include "train/stop_signal.h"
 #include "train/throughput.h"
 #include "train/torch/batch_provider.h"
 #include "train/torch/contrastive_step.h"
@@ -44,6 +46,11 @@ class TrainLoop {
  private:
   void run_epoch();
   void after_step(const StepResult& s);
+  void count_nonfinite(const StepResult& s);
+  bool diverged() const;
+  void check_stop_signal();
+  [[noreturn]] void stop_on_signal() const;
+  [[noreturn]] void stop_diverged() const;
   void flush_window();
   void run_eval(bool select = true);
   nlohmann::json eval_metrics();
@@ -76,6 +83,11 @@ class TrainLoop {
   // the run ends normally, with its final outputs; stopped_early_ is the test hook's "as if killed").
   ModelSelector selector_;
   bool early_stop_ = false, loaded_best_ = false;
+  // Divergence guard: steps skipped for a NaN/inf loss or gradient norm, in all and in a row.
+  int64_t nonfinite_steps_ = 0, nonfinite_in_a_row_ = 0;
+  double last_nonfinite_loss_ = 0;
+  // Preemption (train/stop_signal.h): the signal that asked this run to stop, once every rank has seen it.
+  int stop_signal_ = 0;
   // The built-in demo shows what training bought: held-out matching and retrieval, before and after.
   eval::EmbedOptions demo_eval_;
   std::optional<eval::HeldOutScores> demo_before_, demo_after_;
@@ -127,9 +139,12 @@ TrainLoop::TrainLoop(TrainRun& r)
 }
 
 TrainSummary TrainLoop::run() {
-  while (r_.st.global_step < r_.plan.total_steps && !stopped_early_ && !early_stop_) run_epoch();
+  while (r_.st.global_step < r_.plan.total_steps && !stopped_early_ && !early_stop_ && !diverged() && !stop_signal_)
+    run_epoch();
   batches_->stop();
   if (r_.talk) bar_.finish();
+  if (diverged()) stop_diverged();
+  if (stop_signal_) stop_on_signal();
   return finish();
 }
 
@@ -143,8 +158,8 @@ void TrainLoop::run_epoch() {
   batches_->start(epoch, first_batch, epoch_batches - first_batch);
   do {
     after_step(train_step(r_, *batches_));
-  } while (!stopped_early_ && !early_stop_ && r_.st.global_step < r_.plan.total_steps &&
-           r_.st.global_step % per_epoch != 0);
+  } while (!stopped_early_ && !early_stop_ && !diverged() && !stop_signal_ &&
+           r_.st.global_step < r_.plan.total_steps && r_.st.global_step % per_epoch != 0);
 }
 
 void TrainLoop::after_step(const StepResult& s) {
@@ -153,11 +168,15 @@ void TrainLoop::after_step(const StepResult& s) {
   const int64_t per_epoch = r_.plan.steps_per_epoch;
   st.epoch = static_cast<uint64_t>(st.global_step / per_epoch);
   st.batch_in_epoch = static_cast<size_t>(st.global_step % per_epoch) * o_.gradient_accumulation_steps;
-  st.loss_sum += s.loss;
-  ++st.loss_steps;
-  if (std::isnan(first_loss_)) first_loss_ = s.loss;
-  window_loss_sum_ += s.loss;
-  ++window_steps_;
+  count_nonfinite(s);
+  if (s.nonfinite && diverged()) return;  // no checkpoint of this step: the run stops on the last good one
+  if (!s.nonfinite) {  // the averages (and every JSON file) see finite losses only
+    st.loss_sum += s.loss;
+    ++st.loss_steps;
+    if (std::isnan(first_loss_)) first_loss_ = s.loss;
+    window_loss_sum_ += s.loss;
+    ++window_steps_;
+  }
   if (!s.skipped) last_grad_norm_ = s.grad_norm;
   replay_max_diff_ = std::max(replay_max_diff_, s.replay_max_diff);
   if (r_.loss_scale) {
@@ -175,8 +194,58 @@ void TrainLoop::after_step(const StepResult& s) {
     run_eval();
     share_early_stop();
   }
-  if (r_.plan.save_steps > 0 && st.global_step % r_.plan.save_steps == 0) save();
+  // A step whose loss was not finite saves no checkpoint: the newest one stays one of a finite step.
+  const bool saved = !s.nonfinite && r_.plan.save_steps > 0 && st.global_step % r_.plan.save_steps == 0;
+  if (saved) save();
   if (r_.hooks.stop_after_step > 0 && st.global_step == r_.hooks.stop_after_step) stopped_early_ = true;
+  check_stop_signal();
+  if (stop_signal_ && !saved) save();  // the step just finished is the checkpoint a requeued run resumes from
+}
+
+// Between steps: whether a stop signal reached this process (or, under data parallel, any rank: all stop at the
+// same step, so their checkpoint is one).
+void TrainLoop::check_stop_signal() {
+  int sig = stop_signal_received();
+  if (r_.group->distributed()) {
+    const bool any = r_.group->all_reduce_mean(sig ? 1.0 : 0.0) > 0;
+    if (any && !sig) sig = SIGTERM;  // another rank's
+  }
+  stop_signal_ = sig;
+}
+
+// One line: what was saved and how to go on; the exit status says which signal (bt::StopRequested).
+void TrainLoop::stop_on_signal() const {
+  const fs::path ck = r_.out / ("checkpoint-" + std::to_string(r_.st.global_step));
+  throw StopRequested(str("stopped by ", signal_name(stop_signal_), " after step ", r_.st.global_step, " of ",
+                          r_.plan.total_steps, ": saved ", ck.string(), "; to continue, run the same command with "
+                          "--resume_from_checkpoint latest (or latest_or_none in a requeue script)"),
+                      128 + stop_signal_);
+}
+
+void TrainLoop::count_nonfinite(const StepResult& s) {
+  if (!s.nonfinite) {
+    nonfinite_in_a_row_ = 0;
+    return;
+  }
+  ++nonfinite_steps_, ++nonfinite_in_a_row_;
+  last_nonfinite_loss_ = s.loss;
+  say(str("step ", r_.st.global_step, ": loss ", fmt("%g", s.loss), ", gradient norm ", fmt("%g", s.grad_norm),
+          ": not finite, skipped (the weights are unchanged; ", nonfinite_in_a_row_, " in a row, the run stops at ",
+          o_.max_nonfinite_steps, ")"));
+}
+
+bool TrainLoop::diverged() const { return nonfinite_in_a_row_ >= o_.max_nonfinite_steps; }
+
+// One line: the step, the last good checkpoint and the likely cause. Nothing of the diverged steps was applied or
+// saved, so every checkpoint and the weights stay finite; no final model is written.
+void TrainLoop::stop_diverged() const {
+  const std::vector<CheckpointRef> cks = list_checkpoints(r_.out);
+  fail("training diverged: ", nonfinite_in_a_row_, " steps in a row up to step ", r_.st.global_step,
+       " had a non-finite loss or gradient norm (last loss ", fmt("%g", last_nonfinite_loss_), "); none was applied. ",
+       cks.empty() ? std::string("No checkpoint was saved")
+                   : str("The newest checkpoint (of a step with a finite loss): ", cks.back().path.string()),
+       ". Likely cause: --learning_rate ", fmt("%g", s_.learning_rate),
+       " is too high for this model (lower it, or warm up with --warmup_ratio)");
 }
 
 void TrainLoop::flush_window() {

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <filesystem>
+#include <limits>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -15,6 +16,8 @@
 #include "data/captions_dataset.h"
 #include "data/synth.h"
 #include "eval/torch/embed_eval.h"
+#include "model/bridgetower.h"
+#include "text/tokenizer.h"
 
 namespace fs = std::filesystem;
 using namespace bt;
@@ -293,4 +296,23 @@ TEST_F(Evaluate, PreprocessorConfigMeanStdDriveTrainAndEvaluate) {
   EXPECT_EQ(saved.norm.mean, mean);
   EXPECT_EQ(saved.norm.std, stdv);
   EXPECT_EQ(saved.crop_size, 32);
+}
+
+// NaN embeddings (damaged or diverged weights) are refused with one line, never scored: NaN similarities once
+// counted as hits and gave such a model R@1 = 1.0.
+TEST_F(Evaluate, NonFiniteEmbeddingsAreRefusedNotScored) {
+  auto model = model::load_contrastive((root_ / "model").string());
+  {
+    torch::NoGradGuard ng;
+    for (auto& p : model->named_parameters())
+      if (p.key().find("text_projection") != std::string::npos || p.key().find("itc_text_head") != std::string::npos)
+        p.value().fill_(std::numeric_limits<float>::quiet_NaN());
+  }
+  const auto tok = text::Tokenizer::from_dir((root_ / "model").string());
+  try {
+    eval::embed_text_list(model, tok, {"a cartoon"}, options());
+    ADD_FAILURE() << "scored NaN embeddings";
+  } catch (const bt::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("text embeddings are not finite"), std::string::npos) << e.what();
+  }
 }
