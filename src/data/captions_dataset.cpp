@@ -119,8 +119,11 @@ void CaptionsDataset::read_image(size_t i, std::vector<uint8_t>& bytes) const {
   const Row& r = rows_.at(i);
   if (r.bad) throw Error(r.reason);
   const std::string& path = images_[r.image];
-  if (std::string why = read_path(path, bytes, max_image_bytes_); !why.empty())
+  if (std::string why = read_path(path, bytes, max_image_bytes_); !why.empty()) {
+    // A relative path is resolved against the captions file's folder: say where it was looked for.
+    if (as_written_[r.image] != path) why += " (looked for " + path + ")";
     fail(name_, ":", r.line, ": image '", as_written_[r.image], "': ", why);
+  }
   if (bytes.empty()) fail(name_, ":", r.line, ": image '", as_written_[r.image], "': empty file (0 bytes)");
 }
 

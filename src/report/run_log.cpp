@@ -13,9 +13,12 @@
 namespace bt::report {
 
 nlohmann::json to_json(const WindowRecord& r) {
-  return {{"step", r.step},   {"epoch", r.epoch},         {"loss", r.loss},
-          {"lr", r.lr},       {"samples_per_s", r.samples_per_s}, {"data_wait_percent", r.data_wait_percent},
-          {"grad_norm", r.grad_norm}};
+  nlohmann::json j = {{"step", r.step},   {"epoch", r.epoch},         {"loss", r.loss},
+                      {"lr", r.lr},       {"samples_per_s", r.samples_per_s}, {"data_wait_percent", r.data_wait_percent},
+                      {"grad_norm", r.grad_norm}};
+  if (r.skipped_samples > 0) j["skipped_samples"] = r.skipped_samples;
+  if (r.nonfinite_steps > 0) j["nonfinite_steps"] = r.nonfinite_steps;
+  return j;
 }
 
 namespace {
@@ -101,6 +104,8 @@ std::vector<WindowRecord> read_window_records(const std::filesystem::path& path)
     r.samples_per_s = j.value("samples_per_s", 0.0);
     r.data_wait_percent = j.value("data_wait_percent", 0.0);
     r.grad_norm = j.value("grad_norm", 0.0);
+    r.skipped_samples = j.value("skipped_samples", int64_t{0});
+    r.nonfinite_steps = j.value("nonfinite_steps", int64_t{0});
     out.push_back(r);
   }
   return out;

@@ -25,6 +25,9 @@ struct WindowRecord {
   double samples_per_s = 0;
   double data_wait_percent = 0;
   double grad_norm = 0;
+  // Since the run (or its resume) started: bad samples skipped under --on_bad_sample skip, and steps skipped for a
+  // NaN/inf loss or gradient norm. Written only when non-zero.
+  int64_t skipped_samples = 0, nonfinite_steps = 0;
 };
 
 class MetricsLog {

@@ -17,6 +17,7 @@
 #include "common/json.h"
 #include "common/paths.h"
 #include "common/terminal.h"
+#include "train/checkpoint_manifest.h"
 #include "train/model_selection.h"
 
 namespace bt::train {
@@ -158,7 +159,7 @@ std::string checkpoint_problem(const fs::path& dir) {
   for (const auto& e : fs::directory_iterator(dir, ec))
     if (e.path().extension() == ".safetensors")
       if (std::string why = safetensors_problem(e.path()); !why.empty()) return why;
-  return "";
+  return manifest_problem(dir);  // sizes and checksums, where the checkpoint has a manifest
 }
 
 fs::path resolve_resume_dir(const std::string& value, const fs::path& output_dir) {
@@ -194,6 +195,8 @@ fs::path resolve_resume_dir(const std::string& value, const fs::path& output_dir
   }
   if (!fs::exists(resume_state_file(p), ec))
     fail("--resume_from_checkpoint: ", value, " has no ", kResumeStateFile, " (not a bridgetune checkpoint)");
+  if (const std::string why = checkpoint_problem(p); !why.empty())
+    fail("--resume_from_checkpoint ", value, ": ", why, " (name an intact checkpoint, or 'latest' to take the newest one)");
   return p;
 }
 

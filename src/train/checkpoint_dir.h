@@ -47,7 +47,8 @@ std::vector<CheckpointRef> list_checkpoints(const fs::path& output_dir, std::vec
 // in trainer_state.json (format "bridgetune-trainer-state-1"): such a folder's trainer_state.json is returned.
 inline constexpr const char* kResumeStateFile = "bridgetune_state.json";
 fs::path resume_state_file(const fs::path& checkpoint_dir);
-// Why `dir` cannot be resumed from, or "" when it can: its resume_state_file() must parse as an object with an
+// Why `dir` cannot be resumed from, or "" when it can (train/checkpoint_manifest.h: sizes and checksums where it
+// has a manifest): its resume_state_file() must parse as an object with an
 // integer global_step, and every *.safetensors file must have a well-formed header (8-byte length + JSON object
 // within the file). Cheap: reads the small JSON files and the safetensors headers only.
 std::string checkpoint_problem(const fs::path& dir);

@@ -51,6 +51,7 @@ struct TrainOptions {
   source::ReadOptions read;  // --image_column, --caption_column, --on_bad_sample, --max_image_bytes, --max_line_bytes
   std::string output_dir = "runs/train";
   bool overwrite_output_dir = false;
+  bool resume_with_changed_data = false;  // resume a checkpoint made on other data (its fingerprint differs)
   // Optimisation.
   std::optional<int> per_device_train_batch_size;
   int per_device_eval_batch_size = eval::kDefaultEvalBatchSize;

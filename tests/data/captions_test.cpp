@@ -184,7 +184,8 @@ TEST(CaptionsDataset, CsvFallbackAndImageErrors) {
   ASSERT_EQ(ds->size(), 2u);
   std::vector<uint8_t> bytes;
   EXPECT_EQ(error_of([&] { ds->read_image(0, bytes); }),
-            d / "captions.csv:2: image 'missing.jpg': No such file or directory");
+            d / ("captions.csv:2: image 'missing.jpg': No such file or directory (looked for " +
+                 (d / "missing.jpg") + ")"));
   EXPECT_EQ(error_of([&] { ds->read_image(1, bytes); }), d / "captions.csv:3: image 'empty.jpg': empty file (0 bytes)");
 }
 

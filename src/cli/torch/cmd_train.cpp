@@ -106,6 +106,8 @@ void add_model_and_data_flags(CLI::App& app, TrainFlags& f) {
   f.caption_column = app.add_option("--caption_column", o->read.caption_column, "Caption column (parquet default: image_description, as the HF New Yorker set)")->capture_default_str();
   app.add_option("--output_dir", o->output_dir, "Where checkpoints, the final model and the result files go")->capture_default_str();
   app.add_flag("--overwrite_output_dir", o->overwrite_output_dir, "Replace a finished or interrupted run in --output_dir");
+  app.add_flag("--resume_with_changed_data", o->resume_with_changed_data,
+               "Resume a checkpoint made on other data (rows or captions differ) on purpose; without it, refused");
 }
 
 // The HF example's flags that select phases and outputs, and the ones accepted for it without a use here.

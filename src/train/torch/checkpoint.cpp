@@ -6,6 +6,7 @@
 #include "report/hf_outputs.h"
 #include "report/run_log.h"
 #include "train/checkpoint_dir.h"
+#include "train/checkpoint_manifest.h"
 
 namespace bt::train {
 
@@ -63,6 +64,7 @@ void save_checkpoint(const std::filesystem::path& output_dir, model::BridgeTower
   report::HfStateInfo info = report::hf_state_of_settings(state.settings, state.global_step);
   report::apply_selection(info, state.selection, output_dir, state.global_step);
   report::write_hf_trainer_state(dir.path() / "trainer_state.json", output_dir / "metrics.jsonl", info);
+  write_checkpoint_manifest(dir.path(), kResumeStateFile);  // every file's size and checksum, verified on resume
   report::write_json_atomic(dir.path() / kResumeStateFile, state.to_json());  // last: marks the folder complete
   dir.commit();
 }

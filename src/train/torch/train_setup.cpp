@@ -6,6 +6,7 @@
 #include "common/cpu_isa.h"
 #include "common/error.h"
 #include "common/paths.h"
+#include "data/fingerprint.h"
 #include "dist/env.h"
 #include "hub/hub.h"
 #include "model/device.h"
@@ -78,18 +79,45 @@ std::string accumulation_setting(const TrainOptions& o) {
   return o.gradient_accumulation_steps > 1 ? accumulation_name(o.contrastive_accumulation) : "none";
 }
 
-void check_resume_settings(const fs::path& dir, const TrainOptions& o, const RunSettings& s) {
-  const fs::path state = resume_state_file(dir);
+// What a checkpoint belongs to beyond its batch and data order: the model the command names, the text length,
+// the dataset (data/fingerprint.h). Recorded in every checkpoint's settings; a resume must match.
+std::string model_source(const TrainOptions& o) {
+  return !o.model_name_or_path.empty() ? "--model_name_or_path " + o.model_name_or_path
+                                       : "--model_preset " + o.model_preset;
+}
+nlohmann::json run_identity(const TrainRun& r) {
+  return {{"model", model_source(r.o)}, {"max_seq_length", r.o.max_seq_length},
+          {"dataset", data::fingerprint(*r.train_ds)}};
+}
+
+// Refuses a checkpoint made with other settings (the batch, the data order, the model, the data), each with its
+// flag; the dataset only unless --resume_with_changed_data accepts it, saying so. Keys a checkpoint lacks (older
+// ones) are not compared.
+void check_resume_settings(const TrainRun& r) {
+  const TrainOptions& o = r.o;
+  const fs::path state = resume_state_file(r.resume_dir);
   const TrainerState saved = TrainerState::from_json(report::read_json_file(state), state.string());
+  const std::string dir = r.resume_dir.string();
   auto same = [&](const char* key, const char* what, const nlohmann::json& now) {
     if (!saved.settings.contains(key) || saved.settings[key] == now) return;
-    fail("--resume_from_checkpoint ", dir.string(), ": it was made with ", what, " ", saved.settings[key].dump(),
+    fail("--resume_from_checkpoint ", dir, ": it was made with ", what, " ", saved.settings[key].dump(),
          ", this run has ", now.dump(), "; resume with the same value (or start a new --output_dir)");
   };
-  same("per_device_train_batch_size", "--per_device_train_batch_size", s.train_batch);
+  same("per_device_train_batch_size", "--per_device_train_batch_size", r.s.train_batch);
   same("seed", "--seed", o.seed);
   same("world_size", "world size (WORLD_SIZE / torchrun --nproc_per_node)", o.world_size);
   same("contrastive_accumulation", "--contrastive_accumulation", accumulation_setting(o));
+  const nlohmann::json now = run_identity(r);
+  same("model", "the model", now["model"]);
+  same("max_seq_length", "--max_seq_length", now["max_seq_length"]);
+  if (!saved.settings.contains("dataset") || saved.settings["dataset"] == now["dataset"]) return;
+  if (!o.resume_with_changed_data)
+    fail("--resume_from_checkpoint ", dir, ": it was made on other data (", saved.settings["dataset"].get<std::string>(),
+         "; this run's: ", now["dataset"].get<std::string>(), "); resume on the same data, or pass "
+         "--resume_with_changed_data to continue on this data on purpose");
+  if (r.talk)
+    std::printf("note: --resume_with_changed_data: resuming %s (made on %s) on other data (%s)\n", dir.c_str(),
+                saved.settings["dataset"].get<std::string>().c_str(), now["dataset"].get<std::string>().c_str());
 }
 
 // The launch environment: torchrun's variables when the CLI saw a multi-process launch, else one process.
@@ -309,9 +337,11 @@ void restore_state(TrainRun& r) {
                    {"steps_per_epoch", r.plan.steps_per_epoch}, {"logging_steps", r.s.logging_steps},
                    {"eval_steps", r.plan.eval_steps}, {"save_steps", r.plan.save_steps},
                    {"num_train_epochs", o.num_train_epochs}};  // the last five: HF's state
+  r.st.settings.update(run_identity(r));
   if (r.s.fp16 || r.hooks.loss_scaling) r.loss_scale.emplace();
   if (!r.resume_dir.empty()) {
     r.st = load_checkpoint(r.resume_dir, r.model, *r.opt);
+    r.st.settings.update(run_identity(r));  // what this run trains on (--resume_with_changed_data: the new data)
     if (r.loss_scale) r.loss_scale->restore(r.st.loss_scale);
     if (r.talk) std::printf("resumed from %s at step %lld\n", r.resume_dir.c_str(), (long long)r.st.global_step);
   }
@@ -403,7 +433,6 @@ std::unique_ptr<TrainRun> setup_run(const TrainOptions& o, const RunSettings& s,
   if (r.main_rank && fs::is_directory(r.out, ec)) r.lock = OutputDirLock::acquire(r.out);
   if (!o.resume_from_checkpoint.empty()) {
     r.resume_dir = resolve_resume_dir(o.resume_from_checkpoint, r.out);  // empty: latest_or_none found none
-    if (!r.resume_dir.empty()) check_resume_settings(r.resume_dir, o, s);
   }
   // A resumed run reads the tokenizer it saved in its checkpoint (so the same command line can be rerun).
   check_model_paths(r);
@@ -425,6 +454,7 @@ std::unique_ptr<TrainRun> setup_run(const TrainOptions& o, const RunSettings& s,
   build_model(r);
   suggest_bf16(r);
   build_loaders(r);
+  if (!r.resume_dir.empty()) check_resume_settings(r);  // the model and the data known, nothing written yet
   restore_state(r);
   return run;
 }

@@ -88,6 +88,9 @@ class TrainLoop {
   double last_nonfinite_loss_ = 0;
   // Preemption (train/stop_signal.h): the signal that asked this run to stop, once every rank has seen it.
   int stop_signal_ = 0;
+  // --on_bad_sample skip: the samples every rank skipped, and this rank's first reasons (train_results.json).
+  int64_t skipped_samples_ = 0;
+  std::vector<std::string> first_skipped_;
   // The built-in demo shows what training bought: held-out matching and retrieval, before and after.
   eval::EmbedOptions demo_eval_;
   std::optional<eval::HeldOutScores> demo_before_, demo_after_;
@@ -259,13 +262,17 @@ void TrainLoop::flush_window() {
   rec.samples_per_s = w.samples_per_s;
   rec.data_wait_percent = w.data_wait_percent;
   rec.grad_norm = last_grad_norm_;
+  rec.skipped_samples = static_cast<int64_t>(r_.train_loader->stats().skipped);
+  rec.nonfinite_steps = nonfinite_steps_;
   r_.st.last_window_loss = rec.loss;
   window_loss_sum_ = 0;
   window_steps_ = 0;
   if (r_.main_rank) metrics_->write(rec);
   say(str("step ", rec.step, "/", r_.plan.total_steps, " | loss ", fmt("%.4f", rec.loss), " | lr ", fmt("%.3e", rec.lr),
           " | ", fmt("%.1f", rec.samples_per_s), " samples/s | data wait ", fmt("%.1f", rec.data_wait_percent),
-          "% | epoch ", fmt("%.2f", rec.epoch)));
+          "% | epoch ", fmt("%.2f", rec.epoch),
+          rec.skipped_samples ? str(" | ", rec.skipped_samples, " bad samples skipped") : std::string(),
+          rec.nonfinite_steps ? str(" | ", rec.nonfinite_steps, " non-finite steps skipped") : std::string()));
 }
 
 // One evaluation during training: the contrastive loss and recall, and with matching data the matching accuracy;
@@ -368,6 +375,12 @@ TrainSummary TrainLoop::finish() {
   std::error_code ec;
   if (selector_.best_step() >= 0 && fs::is_directory(best_dir, ec)) sum.best_model_checkpoint = best_dir.string();
   if (early_stop_) sum.early_stop_reason = selector_.stop_reason();
+  // Bad samples skipped by every rank's loader (each reads its share of the rows), and the first reasons of ours.
+  const loader::LoaderStats loaded = r_.train_loader->stats();
+  const double local_skips = static_cast<double>(loaded.skipped);
+  skipped_samples_ = static_cast<int64_t>(
+      std::llround(r_.group->distributed() ? r_.group->all_reduce_mean(local_skips) * o_.world_size : local_skips));
+  first_skipped_ = loaded.first_skipped;
   if (!r_.main_rank) return sum;
 
   if (r_.hooks.save_final_model) save_final_model(r_.out, r_.model, *r_.tok);
@@ -412,6 +425,9 @@ nlohmann::json TrainLoop::results_json(const TrainSummary& sum, const RunStats& 
     results.erase("eval_matching_chance");
   }
   if (replay_max_diff_ >= 0) results["accumulation_replay_max_diff"] = replay_max_diff_;
+  results["skipped_samples"] = skipped_samples_;  // --on_bad_sample skip: every rank's
+  if (!first_skipped_.empty()) results["first_skipped_samples"] = first_skipped_;
+  if (nonfinite_steps_ > 0) results["nonfinite_steps"] = nonfinite_steps_;
   if (r_.loss_scale) {
     results["loss_scale"] = r_.loss_scale->scale();
     results["skipped_steps"] = r_.loss_scale->skipped_steps();

@@ -1,12 +1,16 @@
 // What clusters and long runs do to a training run (issue 42): preemption (SIGTERM: the step finishes, is saved,
-// the exit status says so, `latest_or_none` resumes it), a closed stdout, and divergence (non-finite steps are
-// never applied; a few in a row stop the run with one line, and nothing non-finite is written).
+// the exit status says so, `latest_or_none` resumes it), a closed stdout, divergence (non-finite steps are never
+// applied; a few in a row stop the run with one line, and nothing non-finite is written), damaged checkpoints (the
+// manifest's sizes and checksums: the newest intact one is resumed) and checkpoints of another run (another model,
+// text length or dataset: refused with the reason).
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "data/synth.h"
@@ -36,6 +40,10 @@ class Faults : public ::testing::Test {
   static size_t records(const fs::path& out) {
     std::error_code ec;
     return fs::exists(out / "metrics.jsonl", ec) ? bt::report::read_window_records(out / "metrics.jsonl").size() : 0;
+  }
+  static int train(std::vector<std::string> a, std::initializer_list<std::string> more, const fs::path& log) {
+    a.insert(a.end(), more);
+    return bt::test::wait_exit_code(bt::test::spawn_bridgetune(a, log));
   }
   static inline fs::path root_;
 };
@@ -94,6 +102,90 @@ TEST_F(Faults, DivergenceStopsWithOneLineAndWritesNothingNonFinite) {
   // Checkpoints only of steps with a finite loss: step 1's (the loss is NaN from step 2 on).
   EXPECT_TRUE(fs::is_directory(out / "checkpoint-1")) << text;
   EXPECT_FALSE(fs::exists(out / "checkpoint-2")) << text;
+}
+
+// 64 KiB of 0xFF inside the newest checkpoint's weights (its header intact) and a missing optimizer file in the
+// next: `latest` skips both, naming why, and resumes the newest intact checkpoint; naming a damaged one is an error.
+TEST_F(Faults, DamagedCheckpointsAreSkippedForTheNewestIntactOne) {
+  const fs::path out = root_ / "damaged";
+  ASSERT_EQ(train(args(out, 6), {"--save_steps", "2"}, root_ / "damaged.log"), 0) << bt::test::slurp(root_ / "damaged.log");
+  {
+    std::fstream f(out / "checkpoint-6" / "model.safetensors", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(fs::file_size(out / "checkpoint-6" / "model.safetensors") / 2));
+    const std::string ff(64 << 10, '\xff');
+    f.write(ff.data(), static_cast<std::streamsize>(ff.size()));
+  }
+  fs::remove(out / "checkpoint-4" / "optimizer.safetensors");
+  const fs::path log = root_ / "damaged_resume.log";
+  ASSERT_EQ(train(args(out, 8), {"--save_steps", "2", "--resume_from_checkpoint", "latest"}, log), 0)
+      << bt::test::slurp(log);
+  const std::string text = bt::test::slurp(log);
+  EXPECT_NE(text.find("checkpoint-6/model.safetensors: its checksum differs from the manifest (damaged)"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("checkpoint-4/optimizer.safetensors: missing"), std::string::npos) << text;
+  EXPECT_NE(text.find("resumed from " + (out / "checkpoint-2").string() + " at step 2"), std::string::npos) << text;
+  // Named explicitly, a damaged checkpoint is refused with the reason.
+  fs::remove(out / "checkpoint-8" / "tokenizer.json");
+  fs::remove(out / "checkpoint-8" / "vocab.json");
+  const fs::path named = root_ / "damaged_named.log";
+  EXPECT_EQ(train(args(out, 10), {"--resume_from_checkpoint", (out / "checkpoint-8").string()}, named), 1);
+  EXPECT_NE(bt::test::slurp(named).find("missing (the manifest lists it)"), std::string::npos) << bt::test::slurp(named);
+}
+
+// Another --model_preset, --max_seq_length or dataset than the checkpoint's: refused, naming both values; other
+// data is accepted with --resume_with_changed_data, which says so.
+TEST_F(Faults, ACheckpointOfAnotherRunIsRefused) {
+  const fs::path out = root_ / "identity";
+  ASSERT_EQ(train(args(out, 2), {"--save_steps", "2"}, root_ / "identity.log"), 0) << bt::test::slurp(root_ / "identity.log");
+  auto refused = [&](std::initializer_list<std::string> more, const std::string& why) {
+    const fs::path log = root_ / "identity_refused.log";
+    std::vector<std::string> a = args(out, 4);
+    a.insert(a.end(), more);
+    a.insert(a.end(), {"--resume_from_checkpoint", "latest"});
+    EXPECT_EQ(bt::test::wait_exit_code(bt::test::spawn_bridgetune(a, log)), 1) << why;
+    EXPECT_NE(bt::test::slurp(log).find(why), std::string::npos) << bt::test::slurp(log);
+  };
+  refused({"--model_preset", "small"}, "made with the model \"--model_preset tiny\", this run has \"--model_preset small\"");
+  refused({"--max_seq_length", "64"}, "made with --max_seq_length 128, this run has 64");
+  bt::data::SynthOptions so;
+  so.n = 40, so.images = 10, so.seed = 9, so.min_width = 96, so.max_width = 128, so.threads = 2;
+  bt::data::write_synth((root_ / "other").string(), so);
+  std::vector<std::string> other = args(out, 4);
+  other[2] = (root_ / "other").string();  // --train_file
+  const fs::path log = root_ / "identity_other.log";
+  EXPECT_EQ(train(other, {"--resume_from_checkpoint", "latest"}, log), 1);
+  EXPECT_NE(bt::test::slurp(log).find("it was made on other data (48 rows"), std::string::npos) << bt::test::slurp(log);
+  EXPECT_NE(bt::test::slurp(log).find("--resume_with_changed_data"), std::string::npos);
+  EXPECT_TRUE(fs::is_directory(out / "checkpoint-2"));  // nothing of the refused runs touched the folder
+  EXPECT_FALSE(fs::exists(out / "checkpoint-4"));
+  EXPECT_EQ(train(other, {"--resume_from_checkpoint", "latest", "--resume_with_changed_data"}, log), 0)
+      << bt::test::slurp(log);
+  EXPECT_NE(bt::test::slurp(log).find("note: --resume_with_changed_data: resuming"), std::string::npos);
+}
+
+// --on_bad_sample skip: every skipped sample is counted in the progress line, metrics.jsonl and train_results.json,
+// with the first reasons; a missing image's reason names the path that was tried.
+TEST_F(Faults, SkippedSamplesAreCountedEverywhere) {
+  const fs::path data = root_ / "holes", out = root_ / "holes_out", log = root_ / "holes.log";
+  fs::create_directories(data);
+  fs::copy(root_ / "data", data, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  std::vector<fs::path> images;
+  for (const auto& e : fs::directory_iterator(data / "images")) images.push_back(e.path());
+  std::sort(images.begin(), images.end());
+  ASSERT_GE(images.size(), 2u);
+  fs::remove(images[0]);  // its rows: a missing file, each time one is drawn
+  std::vector<std::string> a = args(out, 6);
+  a[2] = data.string();
+  ASSERT_EQ(train(a, {"--on_bad_sample", "skip"}, log), 0) << bt::test::slurp(log);
+  const std::string text = bt::test::slurp(log);
+  EXPECT_NE(text.find(" bad samples skipped"), std::string::npos) << text;
+  const auto recs = bt::report::read_window_records(out / "metrics.jsonl");
+  ASSERT_FALSE(recs.empty());
+  EXPECT_GT(recs.back().skipped_samples, 0);
+  const std::string results = bt::test::slurp(out / "train_results.json");
+  EXPECT_NE(results.find("\"skipped_samples\": " + std::to_string(recs.back().skipped_samples)), std::string::npos)
+      << results;
+  EXPECT_NE(results.find("(looked for " + images[0].string() + ")"), std::string::npos) << results;
 }
 
 }  // namespace

@@ -1,0 +1,14 @@
+// What identifies a dataset across runs, cheaply: its row count and a 64-bit FNV-1a hash of up to 256 captions
+// spread evenly over it (captions, not image paths: the same data moved to another folder is the same data).
+// A checkpoint records it; a resume on other data is refused unless asked for (train/torch/train_setup.cpp).
+#pragma once
+#include <string>
+
+#include "data/dataset.h"
+
+namespace bt::data {
+
+// "N rows, captions 0123456789abcdef"
+std::string fingerprint(const Dataset& ds);
+
+}  // namespace bt::data
