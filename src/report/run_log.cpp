@@ -18,6 +18,7 @@ nlohmann::json to_json(const WindowRecord& r) {
                       {"grad_norm", r.grad_norm}};
   if (r.skipped_samples > 0) j["skipped_samples"] = r.skipped_samples;
   if (r.nonfinite_steps > 0) j["nonfinite_steps"] = r.nonfinite_steps;
+  for (const auto& [name, value] : r.scalars) j[name] = value;
   return j;
 }
 

@@ -28,6 +28,7 @@ struct WindowRecord {
   // Since the run (or its resume) started: bad samples skipped under --on_bad_sample skip, and steps skipped for a
   // NaN/inf loss or gradient norm. Written only when non-zero.
   int64_t skipped_samples = 0, nonfinite_steps = 0;
+  std::vector<std::pair<std::string, double>> scalars;  // more named values of this window (logit_scale, lr_vision, ...)
 };
 
 class MetricsLog {

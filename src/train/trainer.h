@@ -72,6 +72,18 @@ struct TrainOptions {
   int max_nonfinite_steps = 3;
   uint64_t seed = 42;
   bool freeze_vision_model = false, freeze_text_model = false, freeze_text_pooler = true;
+  // Fine-tuning controls (train/torch/param_setup.h): per-part learning rates (0: --learning_rate), layer-wise
+  // decay across each tower's depth (1: none), the first N layers of a tower frozen (embeddings + N blocks).
+  double vision_learning_rate = 0, text_learning_rate = 0, cross_modal_learning_rate = 0;
+  double layer_decay = 1.0;
+  int freeze_vision_layers = 0, freeze_text_layers = 0;
+  // The contrastive loss's temperature and labels: logit_scale's starting value (the log of the inverse
+  // temperature; unset: the checkpoint's or the config's logit_scale_init_value), its bound exp(logit_scale) <=
+  // logit_scale_max after every step (0: none; CLIP's 100), frozen, and label smoothing of each cross-entropy.
+  std::optional<double> logit_scale_init;
+  double logit_scale_max = 0;
+  bool freeze_logit_scale = false;
+  double label_smoothing = 0;
   int max_seq_length = 128;
   // Data pipeline.
   int dataloader_num_workers = 2;

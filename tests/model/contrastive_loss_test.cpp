@@ -26,3 +26,18 @@ TEST(ContrastiveLoss, LogitsStayFp32UnderBf16Autocast) {
   EXPECT_NEAR(under_autocast.item<float>(), fp32.item<float>(), 1e-6);
   EXPECT_FALSE(bt::model::AutocastState::current().cpu) << "autocast is off again after the scope";
 }
+
+// Label smoothing e: each row's loss is (1 - e) * CE + e * mean over the row's classes of -log softmax (the closed
+// form of a target with 1 - e + e / N on the true pair and e / N elsewhere).
+TEST(ContrastiveLoss, LabelSmoothingIsTheClosedForm) {
+  torch::manual_seed(12);
+  const auto a = torch::nn::functional::normalize(torch::randn({6, 8}), torch::nn::functional::NormalizeFuncOptions().dim(-1));
+  const auto b = torch::nn::functional::normalize(torch::randn({6, 8}), torch::nn::functional::NormalizeFuncOptions().dim(-1));
+  const auto scale = torch::tensor(7.0);
+  const double e = 0.2;
+  const auto log_p = torch::log_softmax(torch::matmul(a, b.t()).to(torch::kDouble) * 7.0, 1);
+  const double ce = -log_p.diagonal().mean().item<double>();
+  const double uniform = -log_p.mean().item<double>();
+  EXPECT_NEAR(bt::model::contrastive_ce(a, b, scale, e).item<double>(), (1 - e) * ce + e * uniform, 1e-5);
+  EXPECT_NEAR(bt::model::contrastive_ce(a, b, scale).item<double>(), ce, 1e-5);
+}

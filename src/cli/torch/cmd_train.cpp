@@ -169,9 +169,37 @@ void add_optimisation_flags(CLI::App& app, TrainFlags& f) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_option("--seed", o->seed, "Seed of the initialisation, the data order, the crops and dropout")->capture_default_str();
+}
+
+// What each part of the model trains at (train/torch/param_setup.h) and the contrastive loss's temperature.
+void add_finetuning_flags(CLI::App& app, TrainFlags& f) {
+  train::TrainOptions* o = &f.recipe.train;
+  app.add_option("--vision_learning_rate", o->vision_learning_rate, "The vision tower's peak learning rate (0: --learning_rate)")->capture_default_str();
+  app.add_option("--text_learning_rate", o->text_learning_rate, "The text tower's peak learning rate (0: --learning_rate)")->capture_default_str();
+  app.add_option("--cross_modal_learning_rate", o->cross_modal_learning_rate,
+                 "The cross-modal layers', link towers' and heads' peak learning rate (0: --learning_rate)")->capture_default_str();
+  app.add_option("--layer_decay", o->layer_decay,
+                 "Layer-wise learning-rate decay D: in each tower, block i of L learns at D^(L - i) of its tower's rate, "
+                 "the embeddings at D^(L + 1) (BEiT's rule; 1: none)")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-6, 1.0));
   app.add_flag("--freeze_vision_model", o->freeze_vision_model, "Train without updating the vision tower");
   app.add_flag("--freeze_text_model", o->freeze_text_model, "Train without updating the text tower");
-  app.add_option("--freeze_text_pooler", o->freeze_text_pooler, "true|false")->capture_default_str();
+  app.add_option("--freeze_text_pooler", o->freeze_text_pooler,
+                 "true|false: the text tower's pooler (HF's BridgeTower does not use it in the contrastive loss)")->capture_default_str();
+  app.add_option("--freeze_vision_layers", o->freeze_vision_layers,
+                 "Freeze the vision tower's embeddings and first N blocks (open_clip's locked lower layers)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--freeze_text_layers", o->freeze_text_layers, "Freeze the text tower's embeddings and first N layers")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--logit_scale_init", o->logit_scale_init,
+                 "Start logit_scale (the log of the inverse temperature) here instead of the model's value (not on resume)");
+  app.add_option("--logit_scale_max", o->logit_scale_max,
+                 "Keep exp(logit_scale) at or below this after every step (CLIP: 100; 0: no bound)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_flag("--freeze_logit_scale", o->freeze_logit_scale, "Keep the temperature fixed");
+  app.add_option("--label_smoothing", o->label_smoothing,
+                 "Label smoothing of each contrastive cross-entropy (0: none)")->capture_default_str()->check(CLI::Range(0.0, 1.0));
 }
 
 void add_pipeline_and_runtime_flags(CLI::App& app, TrainFlags& f) {
@@ -289,6 +317,9 @@ void setup(CLI::App& app) {
   n = app.get_options().size();
   add_optimisation_flags(app, *f);
   group_since(app, n, "Optimisation & schedule");
+  n = app.get_options().size();
+  add_finetuning_flags(app, *f);
+  group_since(app, n, "Fine-tuning: per-part learning rates, freezing, temperature");
   n = app.get_options().size();
   add_pipeline_and_runtime_flags(app, *f);
   group_since(app, n, "Loader, media pipeline, runtime, logging & checkpoints");

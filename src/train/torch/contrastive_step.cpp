@@ -13,6 +13,7 @@
 #include "model/autocast.h"
 #include "model/contrastive_loss.h"
 #include "model/rng_state.h"
+#include "train/torch/param_setup.h"
 
 namespace bt::train {
 
@@ -21,9 +22,10 @@ namespace {
 // The contrastive loss over these embeddings: this rank's rows, or (--gather_embeddings) every rank's, gathered
 // with gradient so the same loss is computed on every rank.
 torch::Tensor loss_of(TrainRun& r, const torch::Tensor& text, const torch::Tensor& image, const torch::Tensor& cross) {
-  if (!r.o.gather_embeddings) return model::contrastive_loss(text, image, cross, r.model->logit_scale);
+  const double e = r.o.label_smoothing;
+  if (!r.o.gather_embeddings) return model::contrastive_loss(text, image, cross, r.model->logit_scale, e);
   auto all = [&](const torch::Tensor& t) { return dist::gather_with_grad(*r.group, t); };
-  return model::contrastive_loss(all(text), all(image), all(cross), r.model->logit_scale);
+  return model::contrastive_loss(all(text), all(image), all(cross), r.model->logit_scale, e);
 }
 
 ModelBatch next_batch(BatchProvider& batches, StepResult& s) {
@@ -70,8 +72,8 @@ void accumulate_local(TrainRun& r, BatchProvider& batches, StepResult& s) {
     torch::Tensor loss;
     {
       model::AutocastScope autocast(r.s.bf16 || r.s.fp16, r.device, r.s.fp16 ? at::kHalf : at::kBFloat16);
-      auto fwd = r.model->forward(mb.pixels, mb.input_ids, mb.attention_mask, /*return_loss=*/!r.o.gather_embeddings);
-      loss = r.o.gather_embeddings ? loss_of(r, fwd.text_embeds, fwd.image_embeds, fwd.cross_embeds) : fwd.loss;
+      auto fwd = r.model->forward(mb.pixels, mb.input_ids, mb.attention_mask, /*return_loss=*/false);
+      loss = loss_of(r, fwd.text_embeds, fwd.image_embeds, fwd.cross_embeds);  // the model's loss, with the options
     }
     if (a == accum - 1) r.sync->arm();  // this backward also all-reduces the gradients, bucket by bucket
     (loss * (loss_scale_of(r) / static_cast<double>(accum))).backward();
@@ -156,6 +158,7 @@ StepResult train_step(TrainRun& r, BatchProvider& batches) {
     return s;
   }
   r.opt->step(r.s.learning_rate * r.plan.schedule.lr_factor(r.st.global_step));
+  bound_logit_scale(r.model, r.o);
   r.opt->zero_grad();
   return s;
 }

@@ -37,7 +37,7 @@ void AdamW::step(double lr) {
   // is one multi-tensor (_foreach_) kernel per line of the update instead of one kernel per parameter per line.
   // On a GPU that is ~10 launches per group instead of ~10 per tensor (the large preset has ~1000 tensors); on the
   // CPU the _foreach_ ops run the same per-tensor ops as before, so results do not change by a bit.
-  std::map<std::pair<bool, int64_t>, std::vector<size_t>> groups;
+  std::map<std::tuple<bool, int64_t, double>, std::vector<size_t>> groups;
   for (size_t i = 0; i < params_.size(); ++i) {
     auto& p = params_[i].tensor;
     if (!p.grad().defined()) continue;
@@ -47,7 +47,7 @@ void AdamW::step(double lr) {
       s.exp_avg_sq = torch::zeros_like(p, torch::MemoryFormat::Preserve);
     }
     s.step += 1;
-    groups[{params_[i].decay && opt_.weight_decay != 0.0, s.step}].push_back(i);
+    groups[{params_[i].decay && opt_.weight_decay != 0.0, s.step, params_[i].lr_scale}].push_back(i);
   }
   for (const auto& [key, idx] : groups) {
     std::vector<torch::Tensor> p, g, m, v;
@@ -57,10 +57,11 @@ void AdamW::step(double lr) {
       m.push_back(state_[i].exp_avg);
       v.push_back(state_[i].exp_avg_sq);
     }
-    const auto [decay, step] = key;
-    if (fused_step(p, g, m, v, decay, step, lr)) continue;
+    const auto [decay, step, scale] = key;
+    const double group_lr = lr * scale;
+    if (fused_step(p, g, m, v, decay, step, group_lr)) continue;
     if (last_path_.load() == Path::kNone) last_path_.store(Path::kForeach);
-    if (decay) at::_foreach_mul_(p, 1.0 - lr * opt_.weight_decay);
+    if (decay) at::_foreach_mul_(p, 1.0 - group_lr * opt_.weight_decay);
     at::_foreach_mul_(m, opt_.beta1);
     at::_foreach_add_(m, g, 1.0 - opt_.beta1);
     at::_foreach_mul_(v, opt_.beta2);
@@ -70,7 +71,7 @@ void AdamW::step(double lr) {
     auto denom = at::_foreach_sqrt(v);
     at::_foreach_div_(denom, std::sqrt(bc2));
     at::_foreach_add_(denom, opt_.eps);
-    at::_foreach_addcdiv_(p, m, denom, -lr / bc1);
+    at::_foreach_addcdiv_(p, m, denom, -group_lr / bc1);
   }
 }
 
@@ -188,12 +189,15 @@ void AdamW::load_state(const std::map<std::string, torch::Tensor>& state, const 
   }
 }
 
-AdamW make_adamw(torch::nn::Module& model, AdamWOptions opt) {
+AdamW make_adamw(torch::nn::Module& model, AdamWOptions opt,
+                 const std::function<double(const std::string&)>& lr_scale_of) {
   auto groups = model::adamw_param_groups(model);
   std::vector<AdamW::Param> params;
-  for (size_t i = 0; i < groups.decay.size(); ++i) params.push_back({groups.decay_names[i], groups.decay[i], true});
+  auto scale = [&](const std::string& name) { return lr_scale_of ? lr_scale_of(name) : 1.0; };
+  for (size_t i = 0; i < groups.decay.size(); ++i)
+    params.push_back({groups.decay_names[i], groups.decay[i], true, scale(groups.decay_names[i])});
   for (size_t i = 0; i < groups.no_decay.size(); ++i)
-    params.push_back({groups.no_decay_names[i], groups.no_decay[i], false});
+    params.push_back({groups.no_decay_names[i], groups.no_decay[i], false, scale(groups.no_decay_names[i])});
   opt.fused = opt.fused && model::fused_ops_enabled();
   return AdamW(std::move(params), opt);
 }

@@ -3,7 +3,8 @@
 // The update is torch.optim.AdamW's (decoupled weight decay, bias correction, amsgrad off) exactly:
 //   p *= 1 - lr * wd;  m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  t += 1
 //   p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
-// Two groups as the HF Trainer builds them: weight decay on all but biases and LayerNorm weights.
+// Groups as the HF Trainer builds them (weight decay on all but biases and LayerNorm weights), each parameter's
+// learning rate the step's times its lr_scale (per-part rates, layer-wise decay: train_setup.cpp decides them).
 // Parameters without a gradient in a step are skipped (their state does not advance), as torch does.
 // Update kernels: on CUDA with a libtorch >= 2.0 one fused kernel per group (aten::_fused_adamw_, torch's own
 // fused=True AdamW); elsewhere multi-tensor _foreach_ ops (bit-identical to the per-tensor update on the CPU).
@@ -11,8 +12,10 @@
 #include <atomic>
 #include <torch/torch.h>
 
+#include <functional>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace bt::train {
@@ -31,6 +34,7 @@ class AdamW {
     std::string name;
     torch::Tensor tensor;
     bool decay;
+    double lr_scale = 1.0;  // this parameter's learning rate: the step's lr times this
   };
   AdamW(std::vector<Param> params, AdamWOptions opt);
 
@@ -66,8 +70,10 @@ class AdamW {
   torch::Tensor step_tensor_[2];  // the fused kernel's step count per decay group, on the parameters' device
 };
 
-// HF-style groups from the model's trainable parameters (model::adamw_param_groups decides decay by name).
-AdamW make_adamw(torch::nn::Module& model, AdamWOptions opt);
+// HF-style groups from the model's trainable parameters (model::adamw_param_groups decides decay by name);
+// lr_scale_of(name), when given, each parameter's lr_scale.
+AdamW make_adamw(torch::nn::Module& model, AdamWOptions opt,
+                 const std::function<double(const std::string&)>& lr_scale_of = {});
 
 // Total L2 norm of all gradients, scaled down in place to max_norm when above it (clip_grad_norm_'s
 // semantics: coefficient max_norm / (total + 1e-6), clamped to 1). max_norm <= 0: only measures.

@@ -18,6 +18,7 @@
 #include "train/checkpoint_dir.h"
 #include "train/demo.h"
 #include "train/torch/gpu_media.h"
+#include "train/torch/param_setup.h"
 
 namespace bt::train {
 
@@ -252,15 +253,15 @@ void build_model(TrainRun& r) {
   r.model = model::BridgeTowerForContrastiveLearning(
       r.cfg, r.device.is_cuda() ? torch::TensorOptions().device(r.device) : torch::TensorOptions());
   if (r.resume_dir.empty() && !r.model_dir.empty()) r.model->load_weights(r.model_dir, true);
-  if (o.freeze_vision_model) model::freeze_parameters(*r.model, model::kVisionTowerPrefix);
-  if (o.freeze_text_model) model::freeze_parameters(*r.model, model::kTextTowerPrefix);
-  if (o.freeze_text_pooler) model::freeze_parameters(*r.model, model::kTextPoolerPrefix);
+  if (r.resume_dir.empty()) init_logit_scale(r.model, o);  // a resumed run keeps its checkpoint's
+  apply_freezing(r.model, o);
   r.model->to(r.device);
   r.model->train();
   r.model->bridgetower->gradient_checkpointing = o.gradient_checkpointing;
   model::reset_quick_gelu_cuda_path();  // this run's op paths (TrainSummary::op_paths)
   AdamW::reset_path_used();
-  r.opt.emplace(make_adamw(*r.model, {r.s.learning_rate, o.adam_beta1, o.adam_beta2, o.adam_epsilon, o.weight_decay}));
+  r.opt.emplace(make_adamw(*r.model, {r.s.learning_rate, o.adam_beta1, o.adam_beta2, o.adam_epsilon, o.weight_decay},
+                           lr_scales(o, r.s, r.cfg)));
 }
 
 // The loaders. Several ranks with dedupe: dedupe the global batch once (the same order on every rank), then shard it.
@@ -323,6 +324,16 @@ void suggest_bf16(const TrainRun& r) {
   if (model::parameter_numel(*r.model) < kBf16HintParameters) return;
   std::printf("this CPU computes bf16 natively (%s): --bf16 usually trains a model of this size several times "
               "faster than fp32 here (`bridgetune bench` measures both)\n", cpu.bf16_feature.c_str());
+}
+
+// A preset trained from scratch at a fine-tuning rate (the default 5e-5 left the tiny preset at chance after 200
+// steps): one line with what learns, the demo's recipe.
+void suggest_recipe(const TrainRun& r) {
+  if (!r.talk || r.s.demo || !r.model_dir.empty() || !r.resume_dir.empty() || r.s.learning_rate >= 1e-4) return;
+  std::printf("note: --model_preset %s trains from scratch here, at --learning_rate %g, a fine-tuning rate: it may "
+              "stay near chance; from scratch the demo's recipe learns (--learning_rate %g --warmup_ratio %g "
+              "--dropout %g; README, \"Training on your data\")\n",
+              r.o.model_preset.c_str(), r.s.learning_rate, demo::kLearningRate, demo::kWarmupRatio, demo::kDropout);
 }
 
 // The trainer state (the saved one when resuming), and every rank starting from rank 0's weights.
@@ -453,6 +464,7 @@ std::unique_ptr<TrainRun> setup_run(const TrainOptions& o, const RunSettings& s,
   prepare_output_dir(r);
   build_model(r);
   suggest_bf16(r);
+  suggest_recipe(r);
   build_loaders(r);
   if (!r.resume_dir.empty()) check_resume_settings(r);  // the model and the data known, nothing written yet
   restore_state(r);

@@ -26,6 +26,7 @@
 #include "train/throughput.h"
 #include "train/torch/batch_provider.h"
 #include "train/torch/contrastive_step.h"
+#include "train/torch/param_setup.h"
 #include "train/torch/train_setup.h"
 
 namespace bt::train {
@@ -264,6 +265,8 @@ void TrainLoop::flush_window() {
   rec.grad_norm = last_grad_norm_;
   rec.skipped_samples = static_cast<int64_t>(r_.train_loader->stats().skipped);
   rec.nonfinite_steps = nonfinite_steps_;
+  for (const auto& [key, factor] : part_lr_factors(o_, s_)) rec.scalars.emplace_back(key, rec.lr * factor);
+  rec.scalars.emplace_back("logit_scale", r_.model->logit_scale.item<double>());
   r_.st.last_window_loss = rec.loss;
   window_loss_sum_ = 0;
   window_steps_ = 0;

@@ -145,3 +145,25 @@ TEST(AdamW, AFailingFusedKernelFallsBackToForeach) {
   b.step(1e-2);
   EXPECT_EQ(AdamW::path_used(), "foreach");
 }
+
+// A parameter's lr_scale is its own learning rate: scale s at lr steps exactly as scale 1 at s * lr (weight decay
+// included), and parameters of different scales share one optimizer.
+TEST(AdamW, LrScaleIsTheParametersOwnLearningRate) {
+  torch::manual_seed(3);
+  auto w0 = torch::randn({4, 3});
+  auto scaled = w0.clone().requires_grad_(true), plain = w0.clone().requires_grad_(true);
+  auto other = w0.clone().requires_grad_(true);
+  const double lr = 1e-2;
+  AdamW mixed({{"scaled", scaled, true, 0.25}, {"other", other, true, 1.0}}, {lr, 0.9, 0.999, 1e-8, 0.1});
+  AdamW reference({{"plain", plain, true}}, {lr, 0.9, 0.999, 1e-8, 0.1});
+  auto x = torch::randn({2, 4});
+  for (int s = 0; s < 3; ++s) {
+    for (const auto& w : {scaled, plain, other}) torch::matmul(x, w).pow(2).sum().backward();
+    mixed.step(lr);
+    reference.step(0.25 * lr);
+    mixed.zero_grad();
+    reference.zero_grad();
+  }
+  EXPECT_TRUE(torch::equal(scaled, plain));
+  EXPECT_FALSE(torch::equal(other, plain));
+}

@@ -1,0 +1,76 @@
+#include "train/torch/param_setup.h"
+
+#include <cmath>
+
+#include "common/error.h"
+#include "model/param_parts.h"
+
+namespace bt::train {
+
+namespace {
+
+// A part's rate: its own flag, else --learning_rate; as a factor of --learning_rate.
+double part_factor(model::ModelPart part, const TrainOptions& o, const RunSettings& s) {
+  const double own = part == model::ModelPart::kVision ? o.vision_learning_rate
+                     : part == model::ModelPart::kText ? o.text_learning_rate
+                                                       : o.cross_modal_learning_rate;
+  return own > 0 && s.learning_rate > 0 ? own / s.learning_rate : 1.0;
+}
+
+bool parts_differ(const TrainOptions& o) {
+  return o.vision_learning_rate > 0 || o.text_learning_rate > 0 || o.cross_modal_learning_rate > 0 ||
+         o.layer_decay != 1.0;
+}
+
+}  // namespace
+
+int apply_freezing(model::BridgeTowerForContrastiveLearning& model, const TrainOptions& o) {
+  int frozen = 0;
+  if (o.freeze_vision_model) frozen += model::freeze_parameters(*model, model::kVisionTowerPrefix);
+  if (o.freeze_text_model) frozen += model::freeze_parameters(*model, model::kTextTowerPrefix);
+  if (o.freeze_text_pooler) frozen += model::freeze_parameters(*model, model::kTextPoolerPrefix);
+  if (o.freeze_logit_scale) frozen += model::freeze_parameters(*model, "logit_scale");
+  if (o.freeze_vision_layers <= 0 && o.freeze_text_layers <= 0) return frozen;
+  for (auto& kv : model->named_parameters(true)) {
+    const model::ParamPlace p = model::param_place(kv.key(), model->config());
+    const bool below = (p.part == model::ModelPart::kVision && p.layer <= o.freeze_vision_layers) ||
+                       (p.part == model::ModelPart::kText && p.layer <= o.freeze_text_layers);
+    if (below && kv.value().requires_grad()) {
+      kv.value().set_requires_grad(false);
+      ++frozen;
+    }
+  }
+  return frozen;
+}
+
+std::function<double(const std::string&)> lr_scales(const TrainOptions& o, const RunSettings& s,
+                                                    const model::BridgeTowerConfig& c) {
+  if (!parts_differ(o)) return {};
+  return [o, s, c](const std::string& name) {
+    const model::ParamPlace p = model::param_place(name, c);
+    return part_factor(p.part, o, s) * model::layer_decay_factor(p, o.layer_decay);
+  };
+}
+
+std::vector<std::pair<std::string, double>> part_lr_factors(const TrainOptions& o, const RunSettings& s) {
+  if (!parts_differ(o)) return {};
+  std::vector<std::pair<std::string, double>> out;
+  for (auto part : {model::ModelPart::kVision, model::ModelPart::kText, model::ModelPart::kCrossModal})
+    out.emplace_back(std::string("lr_") + model::part_name(part), part_factor(part, o, s));
+  return out;
+}
+
+void init_logit_scale(model::BridgeTowerForContrastiveLearning& model, const TrainOptions& o) {
+  if (!o.logit_scale_init) return;
+  if (!std::isfinite(*o.logit_scale_init)) fail("--logit_scale_init: ", *o.logit_scale_init, " is not a number");
+  torch::NoGradGuard no_grad;
+  model->logit_scale.fill_(*o.logit_scale_init);
+}
+
+void bound_logit_scale(model::BridgeTowerForContrastiveLearning& model, const TrainOptions& o) {
+  if (o.logit_scale_max <= 0) return;
+  torch::NoGradGuard no_grad;
+  model->logit_scale.clamp_max_(std::log(o.logit_scale_max));
+}
+
+}  // namespace bt::train
