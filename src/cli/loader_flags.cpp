@@ -44,8 +44,7 @@ void add_loader_flags(CLI::App& app, loader::LoaderOptions& o, source::ReadOptio
       ->capture_default_str();
   app.add_option("--image_column", read.image_column, "captions-file column holding the image path")
       ->capture_default_str();
-  app.add_option("--caption_column", read.caption_column, "captions-file column holding the caption")
-      ->capture_default_str();
+  app.add_option("--caption_column", read.caption_column, source::kCaptionColumnHelp);
   app.add_option("--seed", o.sampler.seed, "shuffle and augmentation seed")->capture_default_str();
   app.add_option_function<std::string>(
          "--dedupe_images_in_batch",

@@ -38,7 +38,8 @@ struct CoreOptions {
   std::string tokenizer_dir;  // empty: captions are returned as text
   int max_seq_length = 128;
   std::string padding = "longest";  // or "max_length"
-  std::string image_column = "image", caption_column = "caption";
+  std::string image_column = "image";
+  std::optional<std::string> caption_column;  // unset (None): the format's own, as the CLI (source/source.h)
   std::string transform = "eval";         // or "train"
   std::string on_bad_sample = "error";    // or "skip"
   int jpeg_dct_scaling = -1;              // -1 auto: off for eval (bit-exact with Pillow), on for train

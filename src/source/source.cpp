@@ -27,7 +27,7 @@ Source head(Source s, size_t n) {
 Source open_parquet(const std::string& path, const SourceOptions& o) {
   parquet::ParquetDatasetOptions po;
   po.image_column = o.image_column;
-  po.caption_column = o.caption_column;
+  po.caption_column = o.caption_column.value_or(default_caption_column(data::SourceKind::kParquet));
   po.extra_columns = o.parquet_extra_columns;
   auto pq = std::make_shared<parquet::ParquetDataset>(std::vector<std::string>{path}, po);
   Source s;
@@ -40,13 +40,17 @@ Source open_parquet(const std::string& path, const SourceOptions& o) {
 
 }  // namespace
 
+std::string default_caption_column(data::SourceKind kind) {
+  return kind == data::SourceKind::kParquet ? "image_description" : "caption";
+}
+
 Source open_source(const std::string& path, const SourceOptions& o) {
   const data::SourceKind kind = data::classify_source(path);
   if (kind == data::SourceKind::kParquet) return head(open_parquet(path, o), o.max_rows);
   if (kind == data::SourceKind::kCaptions && !fs::exists(path)) fail(o.flag, " ", path, ": no such file or folder");
   data::CaptionsOptions co;  // tar shards read caption_column and on_bad from it too
   co.image_column = o.image_column;
-  co.caption_column = o.caption_column;
+  co.caption_column = o.caption_column.value_or(default_caption_column(kind));
   co.on_bad_row = o.on_bad;
   co.max_image_bytes = o.max_image_bytes;
   co.max_line_bytes = o.max_line_bytes;

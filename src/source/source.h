@@ -16,6 +16,7 @@
 #pragma once
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,8 +32,10 @@ namespace bt::source {
 // --on_bad_sample, --max_image_bytes, --max_line_bytes): train, evaluate and encode hold one and open each of their
 // datasets with source_options() below.
 struct ReadOptions {
-  std::string image_column = "image";      // captions files and parquet
-  std::string caption_column = "caption";  // captions files, tar shards' key.json, parquet
+  std::string image_column = "image";  // captions files and parquet
+  // Captions files, tar shards' key.json, parquet; unset: the format's own (default_caption_column), decided here
+  // once for every command and the Python module alike. "" reads no caption column (parquet matching splits).
+  std::optional<std::string> caption_column;
   data::OnBad on_bad = data::OnBad::kError;
   // Image files and tar members larger than this are bad samples (never read whole).
   uint64_t max_image_bytes = data::kDefaultMaxImageBytes;
@@ -54,6 +57,13 @@ struct SourceOptions : ReadOptions {
   // The dataset is then a view of the reader's, so a cast to the reader type (parquet extras) needs max_rows 0.
   size_t max_rows = 0;
 };
+
+// The caption column a format is read with when none is given: parquet "image_description" (the HF New Yorker
+// Caption Contest's, as the reference example reads it), every other format "caption".
+std::string default_caption_column(data::SourceKind kind);
+// What --caption_column's help says, for every command that registers it.
+inline constexpr const char* kCaptionColumnHelp =
+    "The caption column (default: parquet image_description, as the HF New Yorker set; otherwise caption)";
 
 struct Source {
   std::shared_ptr<const data::Dataset> dataset;

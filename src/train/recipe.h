@@ -40,7 +40,6 @@ struct RecipeOptions {
   bool do_train = false, do_eval = false, do_predict = false;
   hub::DatasetRef dataset;           // name empty: the --*_file flags
   std::string test_file;             // --do_predict without --dataset_name
-  bool caption_column_given = false;  // parquet default otherwise: image_description (as the HF contest data)
   int64_t max_predict_samples = 0;
   ReportTo report_to = ReportTo::kNone;
   std::string logging_dir;           // "" default (see above)

@@ -43,7 +43,6 @@ void resolve_data(const TrainOptions& o, const TrainInputs& in, RunSettings& s) 
   }
   if (s.train_data.empty()) s.train_data = s.train_flag + " " + s.train_path;
   s.read = o.read;
-  if (in.caption_column) s.read.caption_column = *in.caption_column;
 }
 
 // --eval/save_strategy over --eval/save_steps (the demo's epoch where not given), and the best-model rule.

@@ -128,7 +128,6 @@ struct TrainInputs {
   // org/name (split train)"). Empty: --train_file / --train_shards.
   std::string train_path, train_named;
   std::optional<std::string> validation_path;  // unset: --validation_file; "": no validation split
-  std::optional<std::string> caption_column;   // unset: --caption_column (the recipe: parquet's default)
   bool train = true;            // false: the caller only evaluates (the recipe without --do_train): never the demo
   bool eval_at_end = true;      // evaluate the validation split after the last step
   bool media_pipeline = false;  // the GPU media pipeline where the caller found it can run (--mediapipe_dataloader)

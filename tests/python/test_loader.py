@@ -234,5 +234,8 @@ def test_parquet_as_the_cli_reads_it():
     batches = list(loader)
     assert len(loader) == len(batches) == 3 and sum(len(b["captions"]) for b in batches) == 11
     assert all(isinstance(c, str) for b in batches for c in b["captions"])
+    # Without caption_column, parquet is read with the CLI's default column (source/source.h decides it for both).
+    default = list(bridgetune.DataLoader(path, batch_size=4, image_size=32, drop_last=False, shuffle=False))
+    assert [b["captions"] for b in default] == [b["captions"] for b in batches]
     with pytest.raises(bridgetune.Error, match=r"images_snappy_dict_v1\.parquet: column 'caption' not found"):
-        bridgetune.DataLoader(path, batch_size=4)
+        bridgetune.DataLoader(path, batch_size=4, caption_column="caption")

@@ -46,6 +46,17 @@ SourceOptions parquet_options() {
   return o;
 }
 
+// The caption column each format is read with when none is given, decided in one place for every command and the
+// Python module: parquet's is image_description (the HF New Yorker set's), other formats' caption.
+TEST(Source, EachFormatHasItsDefaultCaptionColumn) {
+  EXPECT_EQ(default_caption_column(data::SourceKind::kParquet), "image_description");
+  EXPECT_EQ(default_caption_column(data::SourceKind::kCaptions), "caption");
+  const Source given = open_source(parquet_fixture(), parquet_options());
+  const Source by_default = open_source(parquet_fixture(), SourceOptions{});
+  ASSERT_EQ(by_default.dataset->size(), given.dataset->size());
+  for (size_t i = 0; i < given.dataset->size(); ++i) EXPECT_EQ(by_default.dataset->caption(i), given.dataset->caption(i));
+}
+
 TEST(Source, CaptionsFolderAndFile) {
   TempDir t;
   data::write_synth(t / "cap", small_synth(false));

@@ -37,8 +37,7 @@ bt::cli::Registrar encode_reg(
                      "The index folder: image_embeds.npy, images.jsonl, text_embeds.npy, texts.jsonl, index.json")
           ->required();
       app.add_option("--image_column", o->read.image_column, "Image column (CSV/JSONL/parquet)")->capture_default_str();
-      auto cc = app.add_option("--caption_column", o->read.caption_column,
-                               "Caption column (parquet default: image_description)")->capture_default_str();
+      app.add_option("--caption_column", o->read.caption_column, bt::source::kCaptionColumnHelp);
       app.add_option("--per_device_eval_batch_size", o->per_device_eval_batch_size, "Images per forward")
           ->capture_default_str();
       app.add_option("--dataloader_num_workers", o->dataloader_num_workers, "Loader threads decoding images")
@@ -54,13 +53,11 @@ bt::cli::Registrar encode_reg(
       app.add_option("--device", o->device, "cpu | cuda")->capture_default_str();
       app.add_flag("--bf16", o->bf16, "bf16 autocast");
       bt::cli::add_model_memory_flag(app, &o->max_model_bytes);
-      app.callback([o, hub, ds, cc] {
+      app.callback([o, hub, ds] {
         o->model_name_or_path = hub->resolve(o->model_name_or_path);
         if (!(*ds)[0].empty())
           o->data = bt::hub::resolve_dataset_split({(*ds)[0], (*ds)[1], (*ds)[3], hub->cache_dir}, (*ds)[2]);
         if (o->data.empty()) bt::fail("give --data PATH or --dataset_name NAME (--dataset_config_name, --split)");
-        if (cc->count() == 0 && bt::data::classify_source(o->data) == bt::data::SourceKind::kParquet)
-          o->read.caption_column = "image_description";
         bt::train::run_encode(*o);
       });
     });

@@ -57,9 +57,7 @@ bt::cli::Registrar reg("evaluate", "Score a checkpoint: contest matching accurac
   app.add_option("--max_eval_samples", o->max_eval_samples, "Only the first N rows (0: all, as in train)")->capture_default_str();
   app.add_option("--max_seq_length", o->max_seq_length, "Caption truncation (tokens)")->capture_default_str();
   app.add_option("--image_column", o->read.image_column, "Image column (CSV/JSONL/parquet)")->capture_default_str();
-  auto cc = app.add_option("--caption_column", o->read.caption_column,
-                           "retrieval: the caption column (parquet default: image_description, as the HF New Yorker set)")
-                ->capture_default_str();
+  app.add_option("--caption_column", o->read.caption_column, std::string("retrieval: ") + bt::source::kCaptionColumnHelp);
   app.add_option("--choices_column", o->choices_column, "matching: the list of caption choices")->capture_default_str();
   app.add_option("--label_column", o->label_column, "matching: the true choice")->capture_default_str();
   app.add_option("--max_line_bytes", o->read.max_line_bytes, "Refuse a longer JSONL line or CSV record")
@@ -70,14 +68,12 @@ bt::cli::Registrar reg("evaluate", "Score a checkpoint: contest matching accurac
   app.add_option("--device", o->device, "cpu | cuda")->capture_default_str();
   app.add_flag("--bf16", o->bf16, "bf16 autocast");
   bt::cli::add_model_memory_flag(app, &o->max_model_bytes);
-  app.callback([o, hub, cc, ds] {
+  app.callback([o, hub, ds] {
     o->model_name_or_path = hub->resolve(o->model_name_or_path);
     if (!(*ds)[0].empty()) {
       o->data = bt::hub::resolve_dataset_split({(*ds)[0], (*ds)[1], (*ds)[3], hub->cache_dir}, (*ds)[2]);
     }
     if (o->data.empty()) bt::fail("give --validation_file FILE or --dataset_name NAME (--dataset_config_name, --split)");
-    if (cc->count() == 0 && bt::data::classify_source(o->data) == bt::data::SourceKind::kParquet)
-      o->read.caption_column = "image_description";
     print_table(bt::eval::run_evaluate(*o), o->output_dir);
   });
 });

@@ -72,7 +72,7 @@ nlohmann::json arguments_of(const CLI::App& app) {
 // use here (the Gaudi-only ones, --trust_remote_code, --remove_unused_columns).
 struct TrainFlags {
   train::RecipeOptions recipe;
-  CLI::Option *resume = nullptr, *caption_column = nullptr, *greater_is_better = nullptr;
+  CLI::Option *resume = nullptr, *greater_is_better = nullptr;
   bool trust_remote_code = false, remove_unused_columns = true, greater = false;
   std::vector<std::string> gaudi_values = std::vector<std::string>(std::size(kGaudiOptions));
   std::vector<CLI::Option*> gaudi;
@@ -103,7 +103,7 @@ void add_model_and_data_flags(CLI::App& app, TrainFlags& f) {
   app.add_option("--dataset_config_name", r->dataset.config, "Its config (e.g. matching)");
   app.add_option("--dataset_revision", r->dataset.revision, "Hub datasets: branch, tag or commit")->capture_default_str();
   app.add_option("--image_column", o->read.image_column, "Image column of a CSV/JSONL/parquet dataset")->capture_default_str();
-  f.caption_column = app.add_option("--caption_column", o->read.caption_column, "Caption column (parquet default: image_description, as the HF New Yorker set)")->capture_default_str();
+  app.add_option("--caption_column", o->read.caption_column, source::kCaptionColumnHelp);
   app.add_option("--output_dir", o->output_dir, "Where checkpoints, the final model and the result files go")->capture_default_str();
   app.add_flag("--overwrite_output_dir", o->overwrite_output_dir, "Replace a finished or interrupted run in --output_dir");
   app.add_flag("--resume_with_changed_data", o->resume_with_changed_data,
@@ -275,7 +275,6 @@ void run(const CLI::App& app, const TrainFlags& f) {
   for (const CLI::Option* g : f.gaudi)
     if (g->count() > 0) ignored += (ignored.empty() ? "" : " ") + g->get_name();
   if (!ignored.empty()) std::printf("note: %s: Gaudi (HPU) settings, they do not apply here (ignored)\n", ignored.c_str());
-  recipe.caption_column_given = f.caption_column->count() > 0;
   recipe.dataset.cache_dir = opts.cache_dir;
   recipe.arguments = arguments_of(app);
   // What the command line says beyond the flags' values: a valueless --resume_from_checkpoint, --greater_is_better

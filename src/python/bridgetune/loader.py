@@ -80,7 +80,7 @@ class DataLoader:
 
     def __init__(self, data, batch_size, num_workers=2, shuffle=True, seed=42, drop_last=False, image_size=None,
                  mean=None, std=None, preprocessor=None, tokenizer=None, max_seq_length=128, image_column="image",
-                 caption_column="caption", transform="eval", on_bad_sample="error", rank=None, world_size=None,
+                 caption_column=None, transform="eval", on_bad_sample="error", rank=None, world_size=None,
                  pin_memory=False, padding="longest", jpeg_dct_scaling=None, prefetch_batches=4,
                  decoded_cache_mb=512, dedupe_images_in_batch=None, revision="main", cache_dir=None, split=None,
                  data_config=None, data_revision="main", max_image_pixels=None):

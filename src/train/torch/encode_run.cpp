@@ -80,7 +80,9 @@ EncodeSummary run_encode(const EncodeOptions& o) {
   report::write_json_atomic(out / "index.json",
                     {{"model", fs::absolute(o.model_name_or_path).lexically_normal().string()},
                      {"data", fs::absolute(o.data).lexically_normal().string()},
-                     {"image_column", o.read.image_column}, {"caption_column", o.read.caption_column},
+                     {"image_column", o.read.image_column},
+                     {"caption_column", o.read.caption_column.value_or(
+                                            source::default_caption_column(data::classify_source(o.data)))},
                      {"dim", s.dim}, {"images", s.images}, {"texts", s.texts}, {"skipped_images", s.skipped},
                      {"transform", {{"image_size", eo.image_size}, {"mode", "eval (resize + centre crop)"},
                                     {"max_seq_length", eo.max_seq_length}}},

@@ -96,10 +96,6 @@ Plan plan_of(const RecipeOptions& r) {
     fail("--do_predict needs a test split: give --dataset_name (with a test split) or --test_file");
   if (!p.train && t.model_name_or_path.empty())
     fail("--do_eval/--do_predict without --do_train evaluate a trained model: give --model_name_or_path");
-  const std::string train_path = !p.inputs.train_path.empty() ? p.inputs.train_path : t.train_file;
-  const std::string& first = !train_path.empty() ? train_path : !validation.empty() ? validation : test;
-  if (!r.caption_column_given && !first.empty() && data::classify_source(first) == data::SourceKind::kParquet)
-    p.inputs.caption_column = "image_description";
   if (r.do_eval) p.evals.push_back({"validation", validation, "eval", "--do_eval", t.max_eval_samples});
   if (r.do_predict) p.evals.push_back({"test", test, "test", "--do_predict", r.max_predict_samples});
   p.inputs.validation_path = !p.legacy && !r.do_eval ? std::string() : validation;  // HF: no eval set without --do_eval
