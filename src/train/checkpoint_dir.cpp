@@ -257,4 +257,18 @@ void move_files_into(const fs::path& staging, const fs::path& dest) {
   fs::remove_all(staging, ec);
 }
 
+const char* const kFinishedRunFiles[7] = {"train_results.json", "all_results.json",   "eval_results.json",
+                                         "test_results.json",  "trainer_state.json", "training_args.json",
+                                         "training_plot.png"};
+
+void publish_final_model(const fs::path& staging, const fs::path& output_dir) {
+  for (const char* f : kFinishedRunFiles) {
+    std::error_code ec;
+    fs::remove(output_dir / f, ec);
+    if (ec) fail((output_dir / f).string(), ": cannot remove the earlier run's file: ", ec.message());
+  }
+  fsync_dir(output_dir);
+  move_files_into(staging, output_dir);
+}
+
 }  // namespace bt::train

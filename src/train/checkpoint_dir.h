@@ -66,5 +66,12 @@ void remove_stale_staging(const fs::path& output_dir);
 // Moves every file of `staging` into `dest` (one rename each, after fsyncing them), then removes `staging`:
 // used for the final model, which lives in output_dir itself.
 void move_files_into(const fs::path& staging, const fs::path& dest);
+// The files that say a run finished and what it measured (train_results.json and the other *_results.json,
+// trainer_state.json, training_args.json, training_plot.png): written after the final model, in that order.
+extern const char* const kFinishedRunFiles[7];
+// The final model's publication: the finished-run files of an earlier run are removed (and the removal made
+// durable) before the first new model file arrives, then move_files_into(). A kill anywhere in between leaves a
+// folder without results (an unfinished run), never new weights beside an earlier run's results.
+void publish_final_model(const fs::path& staging, const fs::path& output_dir);
 
 }  // namespace bt::train

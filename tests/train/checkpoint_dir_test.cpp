@@ -223,3 +223,27 @@ TEST(CheckpointDir, RotationNeverLeavesAPartialCheckpointListed) {
   EXPECT_EQ(entries, 1);
   fs::remove_all(out);
 }
+
+// The final model replaces an earlier run's (a resumed run that ends again): the earlier results go before any new
+// model file arrives, so a publication cut off part way (here: a file that cannot be moved into place) leaves no
+// earlier train_results.json beside new weights.
+TEST(CheckpointDir, PublishingTheFinalModelRetiresTheEarlierResultsFirst) {
+  auto out = fresh_dir("publish");
+  write(out / "model.safetensors", "old weights");
+  for (const char* f : kFinishedRunFiles) write(out / f, "earlier run");
+  write(out / "metrics.jsonl", "kept");
+  fs::create_directories(out / "blocked" / "inside");  // a folder in the way of one staged file: its rename fails
+  StagedDir staging(out, "final-model");
+  write(staging.path() / "model.safetensors", "new weights");
+  write(staging.path() / "blocked", "cannot land");
+  EXPECT_THROW(publish_final_model(staging.path(), out), bt::Error);
+  for (const char* f : kFinishedRunFiles) EXPECT_FALSE(fs::exists(out / f)) << f;
+  EXPECT_EQ(slurp(out / "metrics.jsonl"), "kept");  // the run's log is not a result of the earlier run
+  fs::remove_all(out / "blocked");
+  StagedDir again(out, "final-model");
+  write(again.path() / "model.safetensors", "new weights");
+  publish_final_model(again.path(), out);
+  EXPECT_EQ(slurp(out / "model.safetensors"), "new weights");
+  EXPECT_FALSE(fs::exists(again.path()));
+  fs::remove_all(out);
+}

@@ -3,6 +3,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include "common/error.h"
+#include "common/file_gate.h"
 #include "report/hf_outputs.h"
 #include "report/run_log.h"
 #include "train/checkpoint_dir.h"
@@ -74,7 +75,21 @@ void save_final_model(const std::filesystem::path& output_dir, model::BridgeTowe
   StagedDir staging(output_dir, "final-model");
   model->save_pretrained(staging.path().string());
   tokenizer.save(staging.path().string());
-  move_files_into(staging.path(), output_dir);
+  publish_final_model(staging.path(), output_dir);  // an earlier run's results go first
+}
+
+std::string tokenizer_difference(const std::filesystem::path& checkpoint, const text::Tokenizer& tokenizer,
+                                 const std::filesystem::path& output_dir) {
+  const char* const files[] = {"vocab.json", "merges.txt"};
+  std::error_code ec;
+  for (const char* f : files)
+    if (!fs::is_regular_file(checkpoint / f, ec)) return "";  // nothing to compare with
+  StagedDir scratch(output_dir, "tokenizer-check");  // never committed: removed when it goes out of scope
+  tokenizer.save(scratch.path().string());
+  for (const char* f : files)
+    if (read_small_file((checkpoint / f).string()) != read_small_file((scratch.path() / f).string()))
+      return str("its ", f, " differs from this run's tokenizer");
+  return "";
 }
 
 TrainerState load_checkpoint(const std::filesystem::path& dir, model::BridgeTowerForContrastiveLearning& model,

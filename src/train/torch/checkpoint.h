@@ -45,6 +45,12 @@ void save_checkpoint(const std::filesystem::path& output_dir, model::BridgeTower
 void save_final_model(const std::filesystem::path& output_dir, model::BridgeTowerForContrastiveLearning& model,
                       const text::Tokenizer& tokenizer);
 
+// Why this run's tokenizer is not the one `checkpoint` was trained with ("" when it is, or when the checkpoint has
+// no vocab.json / merges.txt): the files tokenizer.save() would write, compared byte for byte with the checkpoint's
+// (written to a staging folder in output_dir, removed again).
+std::string tokenizer_difference(const std::filesystem::path& checkpoint, const text::Tokenizer& tokenizer,
+                                 const std::filesystem::path& output_dir);
+
 // Restores model weights, optimizer, RNG and returns the trainer state. The model must have the
 // checkpoint's architecture (the caller builds it from dir/config.json).
 TrainerState load_checkpoint(const std::filesystem::path& dir, model::BridgeTowerForContrastiveLearning& model,

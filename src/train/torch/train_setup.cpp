@@ -111,6 +111,12 @@ void check_resume_settings(const TrainRun& r) {
   const nlohmann::json now = run_identity(r);
   same("model", "the model", now["model"]);
   same("max_seq_length", "--max_seq_length", now["max_seq_length"]);
+  // A resume reads the checkpoint's own tokenizer; a --tokenizer_name given beside it must be that one.
+  if (!r.tokenizer_dir.empty())
+    if (const std::string why = tokenizer_difference(r.resume_dir, text::Tokenizer::from_dir(r.tokenizer_dir), r.out);
+        !why.empty())
+      fail("--resume_from_checkpoint ", dir, ": it was made with another tokenizer than --tokenizer_name ",
+           r.tokenizer_dir, " (", why, "); resume with the tokenizer it was made with (or start a new --output_dir)");
   if (!saved.settings.contains("dataset") || saved.settings["dataset"] == now["dataset"]) return;
   if (!o.resume_with_changed_data)
     fail("--resume_from_checkpoint ", dir, ": it was made on other data (", saved.settings["dataset"].get<std::string>(),

@@ -11,11 +11,13 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <thread>
 
 #include "data/synth.h"
 #include "report/run_log.h"
 #include "run_bridgetune.h"
+#include "train/checkpoint_dir.h"
 
 namespace fs = std::filesystem;
 
@@ -75,6 +77,41 @@ TEST_F(Faults, SigtermSavesTheStepItFinishedAndLatestOrNoneResumesIt) {
   EXPECT_TRUE(fs::exists(out / "train_results.json"));
 }
 
+// Signals at moments drawn at random (seeded), with a checkpoint every step so that many land during a save, and
+// in every other round a second signal soon after the first (which stops at once, maybe half-way through a save):
+// every round exits 128 + SIGTERM, every checkpoint listed is intact (manifest, state file), and the requeued
+// command resumes the newest one and finishes.
+TEST_F(Faults, SignalsAtAnyMomentLeaveOnlyIntactCheckpoints) {
+  const fs::path out = root_ / "signals";
+  std::mt19937 rng(42);
+  std::vector<std::string> a = args(out, 100000);
+  a.insert(a.end(), {"--save_steps", "1", "--save_total_limit", "2", "--resume_from_checkpoint", "latest_or_none"});
+  for (int round = 0; round < 4; ++round) {
+    const fs::path log = root_ / ("signals." + std::to_string(round) + ".log");
+    const size_t before = records(out);
+    const pid_t pid = bt::test::spawn_bridgetune(a, log);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (records(out) < before + 2 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 300));
+    kill(pid, SIGTERM);
+    if (round % 2 == 1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 60));
+      kill(pid, SIGTERM);
+    }
+    EXPECT_EQ(bt::test::wait_exit_code(pid), 128 + SIGTERM) << bt::test::slurp(log);
+    const auto listed = bt::train::list_checkpoints(out);
+    ASSERT_FALSE(listed.empty()) << bt::test::slurp(log);
+    for (const auto& c : listed) EXPECT_EQ(bt::train::checkpoint_problem(c.path), "") << "round " << round;
+  }
+  const int64_t last = bt::train::list_checkpoints(out).back().step;
+  a = args(out, int(last) + 1);
+  a.insert(a.end(), {"--save_steps", "1", "--resume_from_checkpoint", "latest_or_none"});
+  const fs::path log = root_ / "signals.requeued.log";
+  EXPECT_EQ(train(a, {}, log), 0) << bt::test::slurp(log);
+  EXPECT_NE(bt::test::slurp(log).find("at step " + std::to_string(last)), std::string::npos) << bt::test::slurp(log);
+}
+
 TEST_F(Faults, AClosedStdoutDoesNotEndTheRun) {
   const fs::path out = root_ / "piped";
   std::string cmd = std::string(BT_BRIDGETUNE_EXE);
@@ -104,11 +141,12 @@ TEST_F(Faults, DivergenceStopsWithOneLineAndWritesNothingNonFinite) {
   EXPECT_FALSE(fs::exists(out / "checkpoint-2")) << text;
 }
 
-// 64 KiB of 0xFF inside the newest checkpoint's weights (its header intact) and a missing optimizer file in the
-// next: `latest` skips both, naming why, and resumes the newest intact checkpoint; naming a damaged one is an error.
+// A truncated optimizer file in the newest checkpoint, 64 KiB of 0xFF inside the next one's weights (its header
+// intact) and a missing optimizer file in the next: `latest` skips all three, naming why, and resumes the newest intact checkpoint; naming a damaged one is an error.
 TEST_F(Faults, DamagedCheckpointsAreSkippedForTheNewestIntactOne) {
   const fs::path out = root_ / "damaged";
-  ASSERT_EQ(train(args(out, 6), {"--save_steps", "2"}, root_ / "damaged.log"), 0) << bt::test::slurp(root_ / "damaged.log");
+  ASSERT_EQ(train(args(out, 8), {"--save_steps", "2"}, root_ / "damaged.log"), 0) << bt::test::slurp(root_ / "damaged.log");
+  fs::resize_file(out / "checkpoint-8" / "optimizer.safetensors", fs::file_size(out / "checkpoint-8" / "optimizer.safetensors") / 2);
   {
     std::fstream f(out / "checkpoint-6" / "model.safetensors", std::ios::in | std::ios::out | std::ios::binary);
     f.seekp(static_cast<std::streamoff>(fs::file_size(out / "checkpoint-6" / "model.safetensors") / 2));
@@ -117,18 +155,19 @@ TEST_F(Faults, DamagedCheckpointsAreSkippedForTheNewestIntactOne) {
   }
   fs::remove(out / "checkpoint-4" / "optimizer.safetensors");
   const fs::path log = root_ / "damaged_resume.log";
-  ASSERT_EQ(train(args(out, 8), {"--save_steps", "2", "--resume_from_checkpoint", "latest"}, log), 0)
+  ASSERT_EQ(train(args(out, 10), {"--save_steps", "2", "--resume_from_checkpoint", "latest"}, log), 0)
       << bt::test::slurp(log);
   const std::string text = bt::test::slurp(log);
+  EXPECT_NE(text.find("checkpoint-8/optimizer.safetensors: "), std::string::npos) << text;  // truncated
   EXPECT_NE(text.find("checkpoint-6/model.safetensors: its checksum differs from the manifest (damaged)"),
             std::string::npos) << text;
   EXPECT_NE(text.find("checkpoint-4/optimizer.safetensors: missing"), std::string::npos) << text;
   EXPECT_NE(text.find("resumed from " + (out / "checkpoint-2").string() + " at step 2"), std::string::npos) << text;
   // Named explicitly, a damaged checkpoint is refused with the reason.
-  fs::remove(out / "checkpoint-8" / "tokenizer.json");
-  fs::remove(out / "checkpoint-8" / "vocab.json");
+  fs::remove(out / "checkpoint-10" / "tokenizer.json");
+  fs::remove(out / "checkpoint-10" / "vocab.json");
   const fs::path named = root_ / "damaged_named.log";
-  EXPECT_EQ(train(args(out, 10), {"--resume_from_checkpoint", (out / "checkpoint-8").string()}, named), 1);
+  EXPECT_EQ(train(args(out, 12), {"--resume_from_checkpoint", (out / "checkpoint-10").string()}, named), 1);
   EXPECT_NE(bt::test::slurp(named).find("missing (the manifest lists it)"), std::string::npos) << bt::test::slurp(named);
 }
 
@@ -147,6 +186,18 @@ TEST_F(Faults, ACheckpointOfAnotherRunIsRefused) {
   };
   refused({"--model_preset", "small"}, "made with the model \"--model_preset tiny\", this run has \"--model_preset small\"");
   refused({"--max_seq_length", "64"}, "made with --max_seq_length 128, this run has 64");
+  // --tokenizer_name beside a resume: the checkpoint's own tokenizer (a copy) is accepted below, another (one merge
+  // fewer, the same vocabulary) is refused.
+  const fs::path same_tok = root_ / "same_tok", other_tok = root_ / "other_tok";
+  for (const fs::path& d : {same_tok, other_tok}) {
+    fs::create_directories(d);
+    for (const char* f : {"vocab.json", "merges.txt"})
+      fs::copy_file(out / "checkpoint-2" / f, d / f, fs::copy_options::overwrite_existing);
+  }
+  std::string merges = bt::test::slurp(other_tok / "merges.txt");
+  merges.erase(merges.find_last_of('\n', merges.size() - 2) + 1);
+  std::ofstream(other_tok / "merges.txt", std::ios::trunc) << merges;
+  refused({"--tokenizer_name", other_tok.string()}, "made with another tokenizer than --tokenizer_name");
   bt::data::SynthOptions so;
   so.n = 40, so.images = 10, so.seed = 9, so.min_width = 96, so.max_width = 128, so.threads = 2;
   bt::data::write_synth((root_ / "other").string(), so);
@@ -158,7 +209,8 @@ TEST_F(Faults, ACheckpointOfAnotherRunIsRefused) {
   EXPECT_NE(bt::test::slurp(log).find("--resume_with_changed_data"), std::string::npos);
   EXPECT_TRUE(fs::is_directory(out / "checkpoint-2"));  // nothing of the refused runs touched the folder
   EXPECT_FALSE(fs::exists(out / "checkpoint-4"));
-  EXPECT_EQ(train(other, {"--resume_from_checkpoint", "latest", "--resume_with_changed_data"}, log), 0)
+  EXPECT_EQ(train(other, {"--resume_from_checkpoint", "latest", "--resume_with_changed_data", "--tokenizer_name",
+                          same_tok.string()}, log), 0)
       << bt::test::slurp(log);
   EXPECT_NE(bt::test::slurp(log).find("note: --resume_with_changed_data: resuming"), std::string::npos);
 }

@@ -1,6 +1,7 @@
 // Runs the built `bridgetune` executable from a test: stdout and stderr go to a log file, and the distributed
 // variables of the test's own environment are cleared; rank >= 0 sets RANK/WORLD_SIZE/MASTER_* as torchrun
-// would, for rank `rank` of a `world`-process job on loopback port `port`.
+// would, for rank `rank` of a `world`-process job on loopback port `port` (and LOCAL_RANK too with `launched`:
+// a rank of torchrun's, which dies with its launcher).
 #pragma once
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,7 +17,7 @@
 namespace bt::test {
 
 inline pid_t spawn_bridgetune(const std::vector<std::string>& args, const std::filesystem::path& log, int rank = -1,
-                              int world = 0, int port = 0) {
+                              int world = 0, int port = 0, bool launched = false) {
   pid_t pid = fork();
   if (pid == 0) {
     FILE* f = std::fopen(log.c_str(), "w");
@@ -35,6 +36,7 @@ inline pid_t spawn_bridgetune(const std::vector<std::string>& args, const std::f
       setenv("WORLD_SIZE", std::to_string(world).c_str(), 1);
       setenv("MASTER_ADDR", "127.0.0.1", 1);
       setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+      if (launched) setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
     }
     execv(exe.c_str(), argv.data());
     _exit(127);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,6 +22,7 @@
 #include "report/run_log.h"
 #include "run_bridgetune.h"
 #include "train/checkpoint_dir.h"
+#include "train/output_lock.h"
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -210,6 +212,56 @@ TEST_F(TrainDist, KilledRankMakesThePeerFailWithinTheTimeout) {
   const std::string log = slurp(root_ / "killed.log.0");
   EXPECT_EQ(code, 1) << "want a bt::Error exit, not a signal (141 = SIGPIPE)\n" << log;
   EXPECT_NE(log.find("error: rank 0"), std::string::npos) << log;
+}
+
+// torchrun's launcher SIGKILLed (it can forward nothing): each rank gets SIGTERM from the kernel (parent-death
+// signal), saves the step and exits 128 + SIGTERM, and the output folder's lock is free again. The test process
+// stands in for init (a subreaper), so the orphaned ranks' exit statuses are its to read.
+TEST_F(TrainDist, RanksStopWhenTheirLauncherIsKilled) {
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  const fs::path out = root_ / "orphans";
+  const auto args = with(base(out, 4, 100000), {"--save_steps", "1", "--save_total_limit", "1"});
+  const int port = free_port();
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t launcher = fork();
+  if (launcher == 0) {  // the launcher: starts both ranks, says their pids, waits to be killed
+    pid_t ranks[2];
+    for (int r = 0; r < 2; ++r)
+      ranks[r] = spawn_bridgetune(args, root_ / ("orphans.log." + std::to_string(r)), r, 2, port, /*launched=*/true);
+    (void)!write(fds[1], ranks, sizeof ranks);
+    for (;;) pause();
+  }
+  close(fds[1]);
+  pid_t ranks[2] = {-1, -1};
+  ASSERT_EQ(read(fds[0], ranks, sizeof ranks), ssize_t(sizeof ranks));
+  close(fds[0]);
+  const auto t0 = Clock::now();
+  while (bt::train::list_checkpoints(out).empty() && Clock::now() - t0 < std::chrono::seconds(60))
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  kill(launcher, SIGKILL);
+  wait_exit_code(launcher);
+  for (int r = 0; r < 2; ++r) {
+    int code = -1;
+    for (const auto t_kill = Clock::now(); code < 0 && Clock::now() - t_kill < std::chrono::seconds(45);) {
+      int status = 0;
+      if (waitpid(ranks[r], &status, WNOHANG) == ranks[r])
+        code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      else
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (code < 0) kill(ranks[r], SIGKILL), wait_exit_code(ranks[r]);
+    const std::string log = slurp(root_ / ("orphans.log." + std::to_string(r)));
+    EXPECT_EQ(code, 128 + SIGTERM) << "rank " << r << " (-1: still running 45 s after its launcher died)\n" << log;
+    if (r == 0) {
+      EXPECT_NE(log.find("stopped by SIGTERM after step "), std::string::npos) << log;
+    }
+  }
+  prctl(PR_SET_CHILD_SUBREAPER, 0);
+  EXPECT_NO_THROW(bt::train::OutputDirLock::acquire(out));  // released: the next run may take the folder
+  const auto listed = bt::train::list_checkpoints(out);
+  ASSERT_FALSE(listed.empty());
+  EXPECT_EQ(bt::train::checkpoint_problem(listed.back().path), "");
 }
 
 TEST_F(TrainDist, InterruptedTwoRankRunResumesLatestWithTheSameLosses) {
