@@ -15,6 +15,54 @@ bool parse_on_off(const std::string& value, const std::string& flag) {
   fail(flag, ": expected true or false (on/off), got '", value, "'");
 }
 
+void add_augment_flags(CLI::App& app, media::AugmentOptions& a, const std::string& preset_flag) {
+  std::string presets;
+  for (const media::TransformPreset& p : media::kTransformPresets)
+    presets += std::string(presets.empty() ? "" : " | ") + std::string(p.name) + " (" + std::string(p.help) + ")";
+  app.add_option_function<std::string>(
+         preset_flag,
+         [&a, preset_flag](const std::string& v) {
+           if (!media::find_transform_preset(v))
+             fail(preset_flag, " must be ", media::transform_preset_list(), " (got '", v, "')");
+           a.preset = v;
+         },
+         presets + "; the four flags below override a train preset's values")
+      ->default_str(a.preset);
+  app.add_option_function<std::string>(
+         "--rrc_scale",
+         [&a](const std::string& v) {
+           a.rrc_scale = media::parse_pair(v, "--rrc_scale");
+           media::check_rrc_scale(*a.rrc_scale, "--rrc_scale");
+         },
+         "RandomResizedCrop's range of the crop's area fraction, 0 < a <= b <= 1 (default: the preset's)")
+      ->type_name("A,B");
+  app.add_option_function<std::string>(
+         "--rrc_ratio",
+         [&a](const std::string& v) {
+           a.rrc_ratio = media::parse_pair(v, "--rrc_ratio");
+           media::check_rrc_ratio(*a.rrc_ratio, "--rrc_ratio");
+         },
+         "RandomResizedCrop's range of the crop's aspect ratio w/h, 0 < a <= b (default 0.75,1.333)")
+      ->type_name("A,B");
+  app.add_option_function<double>(
+         "--hflip_p",
+         [&a](double p) {
+           media::check_hflip_p(p, "--hflip_p");
+           a.hflip_p = p;
+         },
+         "Probability of a horizontal flip (default: the preset's)")
+      ->type_name("P");
+  app.add_option_function<std::string>(
+         "--color_jitter",
+         [&a](const std::string& v) {
+           a.color_jitter = media::parse_triple(v, "--color_jitter");
+           media::check_color_jitter(*a.color_jitter, "--color_jitter");
+         },
+         "ColorJitter's brightness,contrast,saturation strengths: each factor uniform in [max(0, 1 - x), 1 + x], "
+         "applied in that order to the crop (0: off; default: the preset's)")
+      ->type_name("B,C,S");
+}
+
 void add_loader_flags(CLI::App& app, loader::LoaderOptions& o, source::ReadOptions& read, bool with_workers) {
   if (with_workers)
     app.add_option("--dataloader_num_workers", o.num_workers,

@@ -66,6 +66,72 @@ __global__ void vertical_pass(const SamplePlan* samples, const int32_t* coef, co
   store<T>(out, base + 2 * plane, lut[512 + v[2]]);
 }
 
+// Kernel 2 of a batch with colour jitter: the vertical pass + flip into uint8 HWC (`u8`, image_size^2 * 3 bytes a
+// sample) and, for a sample with a contrast step, its contrast terms (media/color_jitter_math.h) summed into
+// sums[sample]: exact integer atomics, so any thread order gives the CPU's sum.
+__global__ void vertical_pass_u8(const SamplePlan* samples, const int32_t* coef, const uint8_t* scratch, uint8_t* u8,
+                                 unsigned long long* sums, int n) {
+  const SamplePlan s = samples[blockIdx.y];
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  uint32_t term = 0;
+  if (t < n * n) {
+    const int y = t / n, x = t - (t / n) * n;
+    const int sx = s.flip ? n - 1 - x : x;
+    const int32_t* yb = coef + s.y_coef;
+    const int32_t* yw = yb + 2 * n + static_cast<size_t>(y) * s.y_taps;
+    uint8_t* v = u8 + (static_cast<size_t>(blockIdx.y) * n * n + t) * 3;
+    tap_sum_rgb(scratch + s.scratch_offset + (static_cast<size_t>(yb[2 * y]) * n + sx) * 3, n * 3, yw,
+                yb[2 * y + 1], v);
+    if (s.jitter.contrast != 1.0f) term = media::jitter_mean_term(s.jitter, v);
+  }
+  if (s.jitter.contrast == 1.0f) return;  // the same for the whole block: the warps below are complete
+  for (int o = 16; o > 0; o >>= 1) term += __shfl_down_sync(0xffffffffu, term, o);
+  if ((threadIdx.x & 31) == 0 && term) atomicAdd(&sums[blockIdx.y], static_cast<unsigned long long>(term));
+}
+
+// Kernel 3 of a batch with colour jitter: one thread per output pixel: jitter (with the sample's contrast mean),
+// lookup, NCHW store.
+template <class T>
+__global__ void jitter_normalize(const SamplePlan* samples, const float* lut_g, const uint8_t* u8,
+                                 const unsigned long long* sums, T* out, int n) {
+  __shared__ float lut[kLutFloats];
+  for (int i = threadIdx.x; i < static_cast<int>(kLutFloats); i += blockDim.x) lut[i] = lut_g[i];
+  __syncthreads();
+  const SamplePlan s = samples[blockIdx.y];
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= n * n) return;
+  const size_t plane = static_cast<size_t>(n) * n;
+  const uint8_t* src = u8 + (static_cast<size_t>(blockIdx.y) * plane + t) * 3;
+  uint8_t v[3] = {src[0], src[1], src[2]};
+  if (media::jitter_any(s.jitter)) {
+    const float mean = s.jitter.contrast != 1.0f ? media::jitter_mean(sums[blockIdx.y], plane) : 0.0f;
+    media::jitter_pixel(s.jitter, mean, v);
+  }
+  const size_t base = static_cast<size_t>(blockIdx.y) * 3 * plane + t;
+  store<T>(out, base, lut[v[0]]);
+  store<T>(out, base + plane, lut[256 + v[1]]);
+  store<T>(out, base + 2 * plane, lut[512 + v[2]]);
+}
+
+template <class T>
+void launch_output(const BatchPlan& plan, cudaStream_t st, dim3 grid, const SamplePlan* samples, const int32_t* coef,
+                   const float* lut, const uint8_t* scratch, void* jitter_buf, size_t u8_at, void* d_out) {
+  const int n = plan.image_size;
+  T* out = static_cast<T*>(d_out);
+  if (!plan.jitter) {
+    vertical_pass<T><<<grid, kThreads, 0, st>>>(samples, coef, lut, scratch, out, n);
+    check(cudaGetLastError(), "vertical_pass launch");
+    return;
+  }
+  auto* sums = static_cast<unsigned long long*>(jitter_buf);
+  auto* u8 = static_cast<uint8_t*>(jitter_buf) + u8_at;
+  check(cudaMemsetAsync(sums, 0, plan.samples.size() * sizeof(unsigned long long), st), "clearing the jitter sums");
+  vertical_pass_u8<<<grid, kThreads, 0, st>>>(samples, coef, scratch, u8, sums, n);
+  check(cudaGetLastError(), "vertical_pass_u8 launch");
+  jitter_normalize<T><<<grid, kThreads, 0, st>>>(samples, lut, u8, sums, out, n);
+  check(cudaGetLastError(), "jitter_normalize launch");
+}
+
 // Returns whether it allocated. Growth follows HostBuffer's rule (headroom), so steady-state batches reuse.
 bool grow_device(void** p, size_t* cap, size_t need) {
   if (need <= *cap) return false;
@@ -101,6 +167,8 @@ struct BatchResize::Impl {
   size_t d_input_cap = 0;
   void* d_scratch = nullptr;
   size_t d_scratch_cap = 0;
+  void* d_jitter = nullptr;  // jitter batches: [per-sample sums][uint8 HWC outputs from jitter_u8_at]
+  size_t d_jitter_cap = 0, jitter_u8_at = 0;
   cudaEvent_t uploaded = nullptr, done = nullptr;
   bool planned = false;
   size_t allocations = 0;
@@ -115,6 +183,7 @@ struct BatchResize::Impl {
     cudaFree(d_params);
     cudaFree(d_input);
     cudaFree(d_scratch);
+    cudaFree(d_jitter);
     if (uploaded) cudaEventDestroy(uploaded);
     if (done) cudaEventDestroy(done);
   }
@@ -139,10 +208,9 @@ struct BatchResize::Impl {
       }
       dim3 grid2(static_cast<unsigned>((static_cast<long>(n) * n + kThreads - 1) / kThreads), b);
       if (plan.type == OutputType::kFloat32)
-        vertical_pass<float><<<grid2, kThreads, 0, st>>>(samples, coef, lut, scratch, static_cast<float*>(d_out), n);
+        launch_output<float>(plan, st, grid2, samples, coef, lut, scratch, d_jitter, jitter_u8_at, d_out);
       else
-        vertical_pass<uint16_t><<<grid2, kThreads, 0, st>>>(samples, coef, lut, scratch, static_cast<uint16_t*>(d_out), n);
-      check(cudaGetLastError(), "vertical_pass launch");
+        launch_output<uint16_t>(plan, st, grid2, samples, coef, lut, scratch, d_jitter, jitter_u8_at, d_out);
     }
     check(cudaEventRecord(done, st), "cudaEventRecord");
   }
@@ -178,6 +246,11 @@ const BatchPlan& BatchResize::Setup(const std::vector<SampleSpec>& specs, const 
   std::memcpy(m.staging + m.coef_at, m.plan.coef.data(), m.plan.coef.size() * sizeof(int32_t));
   m.allocations += grow_device(&m.d_params, &m.d_params_cap, m.params_bytes);
   m.allocations += grow_device(&m.d_scratch, &m.d_scratch_cap, std::max<size_t>(m.plan.scratch_bytes, 1));
+  if (m.plan.jitter) {
+    const size_t b = m.plan.samples.size(), n = static_cast<size_t>(m.plan.image_size);
+    m.jitter_u8_at = (b * sizeof(unsigned long long) + 255) & ~size_t{255};
+    m.allocations += grow_device(&m.d_jitter, &m.d_jitter_cap, m.jitter_u8_at + b * n * n * 3);
+  }
   m.planned = true;
   return m.plan;
 }

@@ -2,7 +2,9 @@
 // Run() uploads the plan and the packed uint8 RGB HWC batch (one copy from a pinned host buffer) and runs
 // two fused kernels on the caller's stream: (1) Pillow's horizontal bicubic pass into a uint8 scratch,
 // (2) the vertical pass + horizontal flip + CLIP normalisation + NCHW layout into `d_out` (fp32 or bf16,
-// batch x 3 x image_size x image_size, device memory). The result equals cuda::reference_run bit for bit.
+// batch x 3 x image_size x image_size, device memory). A batch with colour jitter (BatchPlan::jitter) runs (2) into
+// a uint8 buffer, summing each sample's contrast terms, then (3) jitter + normalisation + NCHW. The result equals
+// cuda::reference_run bit for bit.
 //
 // Ordering: Run() enqueues only (no host sync). The next Setup() blocks until the previous Run's uploads
 // have left the host staging buffer, and each Run() waits (on the device) for the previous one to finish,

@@ -82,6 +82,7 @@ SampleSpec spec_of(const media::TransformPlan& p, bool cropped) {
   sp.x = axis(p.x);
   sp.y = axis(p.y);
   sp.flip = p.flip;
+  sp.jitter = p.jitter;
   if (cropped) {  // only the crop rect was packed: resampling all of it is the same crop() + resize()
     if (p.x.src_begin != p.crop.left || p.x.src_extent != p.crop.width || p.y.src_begin != p.crop.top ||
         p.y.src_extent != p.crop.height)
@@ -145,12 +146,18 @@ BatchPlan make_plan(const std::vector<SampleSpec>& specs, const std::vector<uint
            ") runs past the ", input_bytes, "-byte input buffer");
     check_axis(s.x, s.width, image_size, i, "x");
     check_axis(s.y, s.height, image_size, i, "y");
+    const media::JitterFactors& j = s.jitter;
+    if (!(j.brightness >= 0 && j.brightness <= 1e3 && j.contrast >= 0 && j.contrast <= 1e3 && j.saturation >= 0 &&
+          j.saturation <= 1e3))
+      fail("cuda resize plan: sample ", i, " has colour jitter factors out of [0, 1000]");
 
     SamplePlan sp{};
     sp.in_offset = offsets[i];
     sp.width = s.width;
     sp.height = s.height;
     sp.flip = s.flip ? 1 : 0;
+    sp.jitter = s.jitter;
+    p.jitter = p.jitter || media::jitter_any(s.jitter);
     sp.x_coef = append_axis(p.coef, s.x, image_size, 0, &sp.x_taps);
     // Rows the vertical pass reads: compute the y tables once with base 0, then rebase on row0.
     sp.y_coef = append_axis(p.coef, s.y, image_size, 0, &sp.y_taps);

@@ -8,11 +8,16 @@
 // resize). make_plan() computes Pillow's fixed-point tables (media::compute_resample_coeffs) for exactly
 // those outputs and packs everything into one int32 blob to upload; the kernels (and resize_ref) then do
 // a horizontal pass into a uint8 scratch (rows `row0 .. row0 + rows` of the source) and a vertical pass +
-// flip + normalise into NCHW. Invalid specs or offsets throw bt::Error naming the sample.
+// flip + normalise into NCHW. A sample with colour jitter (SampleSpec::jitter, the train plan's factors) is
+// jittered between the vertical pass and the normalisation, with media/color_jitter_math.h's arithmetic: the
+// contrast step needs the whole image's mean, so such a batch stores the uint8 result first (BatchPlan::jitter).
+// Invalid specs or offsets throw bt::Error naming the sample.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <vector>
+
+#include "media/color_jitter_math.h"
 
 namespace bt::media {
 struct TransformPlan;  // media/plan.h (C++20; this header is also compiled by nvcc as C++17)
@@ -34,6 +39,7 @@ struct SampleSpec {
   int width = 0, height = 0;
   AxisSpec x, y;
   bool flip = false;  // horizontal flip of the final image_size^2 output
+  media::JitterFactors jitter;  // colour jitter of the uint8 output, after the flip (all 1: none)
 };
 
 // The reference eval transform: torchvision Resize(image_size, BICUBIC) on the shortest edge, CenterCrop.
@@ -62,7 +68,7 @@ struct SamplePlan {
   uint32_t x_coef, y_coef;
   int32_t row0, rows;  // source rows the vertical pass reads
   int32_t flip;
-  int32_t pad_;
+  media::JitterFactors jitter;
 };
 
 struct BatchPlan {
@@ -74,6 +80,7 @@ struct BatchPlan {
   size_t input_bytes = 0;      // bytes the input buffer must hold
   size_t scratch_bytes = 0;    // total uint8 scratch
   int max_rows = 0;            // largest `rows` (grid size of the horizontal pass)
+  bool jitter = false;         // some sample has colour jitter: the kernels take the uint8 detour
   size_t output_bytes() const;  // batch * 3 * image_size^2 * element size
 };
 

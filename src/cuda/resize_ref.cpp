@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "cuda/pixel_math.h"
+#include "media/color_jitter_math.h"
 
 namespace bt::cuda {
 
@@ -29,6 +30,15 @@ void reference_sample_u8(const BatchPlan& plan, size_t i, const uint8_t* input, 
       tap_sum_rgb(&mid[(static_cast<size_t>(yb[2 * y]) * n + sx) * 3], n * 3, yw + static_cast<size_t>(y) * s.y_taps,
                   yb[2 * y + 1], &out_hwc[(static_cast<size_t>(y) * n + x) * 3]);
     }
+  if (!media::jitter_any(s.jitter)) return;
+  // Kernel 2's jitter variant sums the contrast terms (integer atomics: any order gives this sum), kernel 3 jitters
+  // each pixel with their mean.
+  const size_t pixels = static_cast<size_t>(n) * n;
+  uint64_t sum = 0;
+  if (s.jitter.contrast != 1.0f)
+    for (size_t p = 0; p < pixels; ++p) sum += media::jitter_mean_term(s.jitter, &out_hwc[p * 3]);
+  const float mean = media::jitter_mean(sum, pixels);
+  for (size_t p = 0; p < pixels; ++p) media::jitter_pixel(s.jitter, mean, &out_hwc[p * 3]);
 }
 
 void reference_run(const BatchPlan& plan, const uint8_t* input, void* out) {

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/error.h"
+#include "media/color_jitter.h"
 
 namespace bt::media {
 namespace {
@@ -37,6 +38,7 @@ void plan_train(TransformPlan& p, const TransformSpec& spec, uint64_t sample_see
                                                 spec.ratio_max, rng);
   p.crop = c;
   p.flip = rng.uniform() < spec.hflip_p;
+  p.jitter = draw_color_jitter(spec.color_jitter, rng);
   p.scale_num = dct ? choose_jpeg_scale(W, H, c.width, c.height, S) : 8;
   p.dec_w = jpeg_scaled(W, p.scale_num), p.dec_h = jpeg_scaled(H, p.scale_num);
   if (p.scale_num == 8) {

@@ -7,7 +7,9 @@
 // Contract:
 //  - Eval: torchvision Resize(image_size) on the shortest edge (long side int(size * long / short)), then
 //    CenterCrop (offsets Python-rounded half to even). Train: RandomResizedCrop drawn from SampleRng(sample_seed)
-//    (media/random_crop.h), then the flip with probability hflip_p from the same generator.
+//    (media/random_crop.h), then the flip with probability hflip_p from the same generator, then the colour jitter
+//    factors (media/color_jitter.h) of the strengths that are non-zero (none drawn with all zero, so the crop and
+//    flip of a seed do not depend on the jitter setting).
 //  - scale_num: the largest DCT reduction keeping the sampled region >= image_size px on both axes
 //    (choose_jpeg_scale); 8 for PNG or spec.dct_scaling off. dec_w x dec_h is the decoded size at that scale.
 //  - x / y: per axis, resample source pixels [src_begin, src_begin + src_extent) of the DECODED image, Pillow box
@@ -19,6 +21,7 @@
 #pragma once
 #include <cstdint>
 
+#include "media/color_jitter_math.h"
 #include "media/decode.h"
 #include "media/random_crop.h"
 #include "media/transform.h"
@@ -40,6 +43,7 @@ struct TransformPlan {
   bool train = false;
   CropRect crop{0, 0, 0, 0};   // train: RandomResizedCrop's rect in ORIGINAL pixels (eval: the whole image)
   bool flip = false;           // train: horizontal flip of the output
+  JitterFactors jitter;        // train: colour jitter of the uint8 output (all 1: none)
   PlanAxis x, y;               // what to resample from the decoded image
 };
 

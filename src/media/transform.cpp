@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "common/machine_memory.h"
+#include "media/color_jitter.h"
 #include "media/decode.h"
 #include "media/plan.h"
 #include "media/resize.h"
@@ -88,6 +89,7 @@ void transform_to_u8(std::span<const uint8_t> encoded, const TransformSpec& spec
     resize_rgb8(origin, p.x.src_extent, p.y.src_extent, img.stride(), box, p.x.out_full, p.y.out_full, win,
                 out_hwc, static_cast<size_t>(S) * 3, s.resize, p.flip);
   }
+  if (jitter_any(p.jitter)) apply_color_jitter(out_hwc, static_cast<size_t>(S) * S, p.jitter);
   if (timing) {
     timing->decode_s = decode_s;
     timing->transform_s = seconds_since(t1);

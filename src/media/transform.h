@@ -7,7 +7,9 @@
 //    writes spec.image_size^2 * 3 bytes, RGB interleaved, to out_hwc. With spec.mode == kEval it is the
 //    reference eval transform (resize shortest edge to image_size with Pillow's antialiased bicubic, then
 //    center crop); with kTrain it is torchvision's RandomResizedCrop(scale, ratio) + horizontal flip with
-//    probability hflip_p, the random draws taken from `sample_seed` only.
+//    probability hflip_p, then colour jitter of the uint8 output when color_jitter has a non-zero strength
+//    (media/color_jitter_math.h: brightness, contrast, saturation in that order), the random draws taken from
+//    `sample_seed` only. The named presets of these settings are media/augment.h's.
 //  - Bad input (corrupt/truncated/unsupported bytes, more than spec.max_image_pixels pixels) throws
 //    bt::Error with the reason only; the caller prefixes which file/row it was.
 //  - normalize_hwc_to_chw() maps uint8 HWC to float CHW: (x / 255 - mean[c]) / std[c], with the spec's mean/std
@@ -39,6 +41,9 @@ struct TransformSpec {
   double scale_min = 0.08, scale_max = 1.0;
   double ratio_min = 3.0 / 4.0, ratio_max = 4.0 / 3.0;
   double hflip_p = 0.5;
+  // ColorJitter(brightness, contrast, saturation) strengths (kTrain only): each x > 0 scales by a factor drawn
+  // from [max(0, 1 - x), 1 + x]; 0: off (the default, so `train` draws and outputs what it always did).
+  std::array<double, 3> color_jitter{0.0, 0.0, 0.0};
   // The float output's normalisation, (x / 255 - mean[c]) / std[c]: the one copy every normalising path reads
   // (the CPU loader, `evaluate`, the GPU media pipeline's lookup table, the Python module).
   std::array<float, 3> mean{kClipMean[0], kClipMean[1], kClipMean[2]};
@@ -47,7 +52,7 @@ struct TransformSpec {
 
 struct TransformTiming {
   double decode_s = 0;
-  double transform_s = 0;  // resize + crop (+ flip)
+  double transform_s = 0;  // resize + crop (+ flip, + colour jitter)
 };
 
 // Opaque per-thread buffers. Complete here (with an out-of-line destructor) so that callers can destroy

@@ -15,6 +15,7 @@
 #include "model/api.h"
 #include "model/config.h"
 #include "model/grad_checkpoint.h"
+#include "model/lora_config.h"
 #include "model/memory_budget.h"
 #include "model/modules.h"
 
@@ -76,11 +77,15 @@ class PretrainedModel : public torch::nn::Module {
   // check_only: every check above, nothing copied or printed (on a meta-device model: check_checkpoint_fits).
   void load_weights(const std::string& dir, bool allow_missing_heads = false, bool check_only = false);
   // config.json (architectures = this class) + model.safetensors (F32, every parameter) +
-  // preprocessor_config.json (the vision image_size and config().image's mean/std), all atomic.
-  void save_pretrained(const std::string& dir) const;
+  // preprocessor_config.json (the vision image_size and config().image's mean/std), all atomic. With LoRA
+  // adapters attached (model/lora.h), model.safetensors holds the base weights and the adapters go to PEFT's
+  // adapter_config.json + adapter_model.safetensors beside it; load_weights reads them back into the adapters.
+  void save_pretrained(const std::string& dir);
   int64_t count_parameters(bool trainable_only = false) const;
   // HF _init_weights, then the head-specific constants (logit_scale, link-tower scalars).
   void init_weights();
+  // The adapters attached by add_lora() (rank 0: none).
+  LoraSpec lora;
 
  protected:
   explicit PretrainedModel(BridgeTowerConfig c) : cfg_(std::move(c)) {}

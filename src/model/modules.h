@@ -22,8 +22,11 @@ inline std::string shape_str(c10::IntArrayRef s) {
 
 struct LinearImpl : torch::nn::Module {
   LinearImpl(int64_t in, int64_t out, bool bias, const torch::TensorOptions& o);
+  // x W^T + b, plus lora_scaling * dropout(x) A^T B^T when a LoRA adapter is attached (model/lora.h).
   Tensor forward(const Tensor& x);
   Tensor weight, bias;
+  Tensor lora_A, lora_B;  // [r, in], [out, r]: registered as "lora_A.weight" / "lora_B.weight" (PEFT's names)
+  double lora_scaling = 0, lora_dropout = 0;
 };
 TORCH_MODULE(Linear);
 

@@ -28,7 +28,12 @@ LinearImpl::LinearImpl(int64_t in, int64_t out, bool has_bias, const torch::Tens
   weight = register_parameter("weight", torch::empty({out, in}, o));
   if (has_bias) bias = register_parameter("bias", torch::empty({out}, o));
 }
-Tensor LinearImpl::forward(const Tensor& x) { return model::linear(x, weight, bias); }
+Tensor LinearImpl::forward(const Tensor& x) {
+  Tensor y = model::linear(x, weight, bias);
+  if (!lora_A.defined()) return y;
+  const Tensor in = lora_dropout > 0 && is_training() ? torch::dropout(x, lora_dropout, true) : x;
+  return y + model::linear(model::linear(in, lora_A, {}), lora_B, {}) * lora_scaling;
+}
 
 LayerNormImpl::LayerNormImpl(int64_t n, double eps_, const torch::TensorOptions& o) : eps(eps_) {
   weight = register_parameter("weight", torch::empty({n}, o));

@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "common/terminal.h"
 #include "model/bridgetower.h"
+#include "model/lora.h"
 #include "model/preprocessor.h"
 #include "model/safetensors.h"
 #include "model/torch_zip.h"
@@ -202,6 +203,7 @@ void PretrainedModel::load_weights(const std::string& dir, bool allow_missing_he
   torch::NoGradGuard ng;
   for (auto& kv : named_parameters(true)) {
     const std::string& name = kv.key();
+    if (is_lora_parameter(name)) continue;  // the adapter's file, read below
     std::string key = name;
     if (bare && key.rfind("bridgetower.", 0) == 0) key = key.substr(12);
     auto it = avail.find(key);
@@ -228,10 +230,13 @@ void PretrainedModel::load_weights(const std::string& dir, bool allow_missing_he
     if (check_only) continue;
     copy_into(p, s);
     if (s.torch_file && --uses[{s.torch_file, s.storage_id}] == 0) s.torch_file->release(s.storage_id);
+    if (!torch::isfinite(p).all().item<bool>())  // a diverged run's, or bytes damaged where no manifest looks
+      bt::fail(s.file, ": tensor '", it->first, "' holds NaN/inf values (a diverged or damaged checkpoint)");
   }
   // from_pretrained's rules: extra tensors (other heads, position_ids buffers) are skipped, missing heads keep
   // the initialisation the constructor gave them; both are named once.
   if (check_only) return;
+  if (lora.active()) load_adapter_weights(*this, dir);  // a LoRA run's checkpoint: its adapters
   std::vector<std::string> skipped;
   for (const auto& kv : avail)
     if (!used.count(kv.first)) skipped.push_back(kv.first);
@@ -243,12 +248,13 @@ void PretrainedModel::load_weights(const std::string& dir, bool allow_missing_he
                  bt::printable(dir).c_str(), missing_heads.size(), bt::printable(joined(missing_heads)).c_str());
 }
 
-void PretrainedModel::save_pretrained(const std::string& dir) const {
+void PretrainedModel::save_pretrained(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) bt::fail(dir, ": cannot create the output directory (", ec.message(), ")");
   std::vector<std::pair<std::string, Tensor>> ts;
-  for (const auto& kv : named_parameters(true)) ts.emplace_back(kv.key(), kv.value().detach().to(torch::kFloat));
+  for (const auto& kv : named_parameters(true))
+    if (!is_lora_parameter(kv.key())) ts.emplace_back(kv.key(), kv.value().detach().to(torch::kFloat));
   // No checkpoint or final model is ever written with NaN/inf weights (a diverged run's would be resumed, published
   // and scored as if it were a model).
   for (const auto& [name, t] : ts)
@@ -261,6 +267,7 @@ void PretrainedModel::save_pretrained(const std::string& dir) const {
   save_config(c, dir + "/config.json");
   // A complete HF folder, with the normalisation the model was trained with.
   write_preprocessor_config(dir + "/preprocessor_config.json", cfg_.vision.image_size, cfg_.image);
+  if (lora.active()) save_adapter(*this, lora, dir);
 }
 
 void check_checkpoint_fits(const BridgeTowerConfig& c, const std::string& dir, bool allow_missing_heads) {
@@ -275,6 +282,10 @@ BridgeTowerForContrastiveLearning load_contrastive(const std::string& dir, const
   check_checkpoint_fits(c, dir, allow_missing_heads);
   BridgeTowerForContrastiveLearning m(c);
   m->load_weights(dir, allow_missing_heads);
+  if (has_adapter(dir)) {  // a LoRA run's folder: its adapters, folded into the weights for inference
+    apply_adapter(*m, dir);
+    merge_lora(*m);
+  }
   return m;
 }
 

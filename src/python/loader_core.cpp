@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "data/bad_rows.h"
+#include "media/augment.h"
 
 namespace bt::py {
 namespace {
@@ -29,8 +30,9 @@ media::TransformSpec transform_spec(int image_size, const std::string& transform
   media::TransformSpec spec;
   spec.image_size = image_size;
   spec.max_image_pixels = max_image_pixels;
-  if (transform == "train") spec.mode = media::TransformMode::kTrain;
-  else if (transform != "eval") fail("transform: expected 'eval' or 'train', got '", transform, "'");
+  media::AugmentOptions augment;  // a preset of media/augment.h, as `train --train_transform` names it
+  augment.preset = transform;
+  media::apply_augment(augment, spec, "transform", "");
   if (jpeg_dct_scaling >= 0) spec.dct_scaling = jpeg_dct_scaling != 0;  // < 0: the spec's default, as the CLI has it
   return spec;
 }

@@ -40,7 +40,7 @@ struct CoreOptions {
   std::string padding = "longest";  // or "max_length"
   std::string image_column = "image";
   std::optional<std::string> caption_column;  // unset (None): the format's own, as the CLI (source/source.h)
-  std::string transform = "eval";         // or "train"
+  std::string transform = "eval";         // a preset of media/augment.h: eval, train, finetune or strong
   std::string on_bad_sample = "error";    // or "skip"
   int jpeg_dct_scaling = -1;              // -1 auto: off for eval (bit-exact with Pillow), on for train
   uint64_t max_image_pixels = media::kDefaultMaxImagePixels;  // --max_image_pixels (decompression bombs)

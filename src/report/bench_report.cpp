@@ -13,12 +13,22 @@ std::string f1(double v) {
   std::snprintf(b, sizeof b, "%.1f", v);
   return b;
 }
+std::string f2(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2f", v);
+  return b;
+}
 std::string gb(uint64_t bytes) {
   char b[32];
   std::snprintf(b, sizeof b, "%.2f", double(bytes) / double(1ull << 30));
   return b;
 }
 }  // namespace
+
+std::optional<double> BenchRow::mfu() const {
+  if (peak_flops <= 0) return std::nullopt;
+  return tflops_per_s() * 1e12 / peak_flops;
+}
 
 const BenchRow* BenchReport::upper_bound() const {
   for (const auto& r : rows)
@@ -39,14 +49,15 @@ bool BenchReport::data_bound(const BenchRow& r) const {
 
 std::string BenchReport::markdown() const {
   std::string s = "| configuration | workers | media pipeline | samples/s | % of in-memory | data wait % | bound | "
-                  "peak memory GB | steps add GB |\n"
-                  "|---|---:|---|---:|---:|---:|---|---:|---:|\n";
+                  "peak memory GB | steps add GB | TFLOP/s | MFU % |\n"
+                  "|---|---:|---|---:|---:|---:|---|---:|---:|---:|---:|\n";
   for (const auto& r : rows) {
     s += str("| ", r.label, " | ", r.in_memory ? std::string("-") : std::to_string(r.workers), " | ",
              r.in_memory ? "-" : (r.media_pipeline ? "on" : "off"), " | ", f1(r.samples_per_s), " | ",
              upper_bound() ? f1(100.0 * fraction_of_bound(r)) : std::string("-"), " | ", f1(r.data_wait_percent),
              " | ", r.precision_check ? "precision check" : r.in_memory ? "upper bound" : (data_bound(r) ? "data" : "compute"),
-             " | ", gb(r.peak_memory_bytes), " | ", gb(r.step_memory_bytes), " |\n");
+             " | ", gb(r.peak_memory_bytes), " | ", gb(r.step_memory_bytes), " | ", f2(r.tflops_per_s()), " | ",
+             r.mfu() ? f1(100 * *r.mfu()) : std::string("-"), " |\n");
   }
   return s;
 }
@@ -98,7 +109,11 @@ nlohmann::json BenchReport::to_json() const {
                   {"data_bound", data_bound(r)},
                   {"paths", r.paths},
                   {"peak_memory_bytes", r.peak_memory_bytes},
-                  {"step_memory_bytes", r.step_memory_bytes}});
+                  {"step_memory_bytes", r.step_memory_bytes},
+                  {"model_flops_per_sample", r.model_flops_per_sample},
+                  {"tflops_per_s", r.tflops_per_s()},
+                  {"mfu", r.mfu() ? nlohmann::json(*r.mfu()) : nlohmann::json(nullptr)},
+                  {"peak_source", r.peak_source}});
   return {{"title", title}, {"rows", rs}, {"verdict", verdict()}, {"precision", precision_note()}};
 }
 

@@ -3,10 +3,11 @@
 // bottleneck. A run is data-bound when its step loop waited for data more than kDataBoundWaitPercent of the
 // time or it stays below kComputeBoundFraction of the in-memory upper bound. On CPU the in-memory bound is also
 // measured in the other precision (fp32 / bf16), and precision_note() says which is faster here. Every row says
-// how much memory its steps took.
+// how much memory its steps took, and the model FLOPs per second it reached (TFLOP/s, MFU).
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,13 @@ struct BenchRow {
   // The step loop's memory (CPU: resident, CUDA: allocated; the most over the row's runs), in bytes: its peak,
   // and what the steps added above the loaded model, optimizer state and data.
   uint64_t peak_memory_bytes = 0, step_memory_bytes = 0;
+  // The work (model/flops.h; train_results.json's keys of the row's run): model FLOPs per sample (forward +
+  // backward at its batches' shapes) and the device's peak (model/flops_peak.h: 0 when none is known) with its
+  // source. tflops_per_s and mfu follow from them at the row's samples/s.
+  double model_flops_per_sample = 0, peak_flops = 0;
+  std::string peak_source;
+  double tflops_per_s() const { return model_flops_per_sample * samples_per_s / 1e12; }
+  std::optional<double> mfu() const;  // of the peak, 0..1; none without a peak
 };
 
 struct BenchReport {

@@ -88,7 +88,7 @@ nlohmann::ordered_json hf_trainer_state(const HfStateInfo& i, const nlohmann::js
                                  {"should_save", true},
                                  {"should_training_stop", done || i.stopped_early}}},
                                {"attributes", nlohmann::json::object()}}}};
-  j["total_flos"] = 0;  // not counted
+  j["total_flos"] = i.total_flos;
   j["train_batch_size"] = i.train_batch_size;
   j["trial_name"] = nullptr;
   j["trial_params"] = nullptr;

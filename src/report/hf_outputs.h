@@ -29,6 +29,7 @@ struct HfStateInfo {
   nlohmann::json best_metric = nullptr;
   std::string best_model_checkpoint;
   bool stopped_early = false;  // early stopping ended the run
+  double total_flos = 0;       // HF's total_flos (model/flops.h: hf_total_flos); 0 where not counted
   double epoch() const { return steps_per_epoch > 0 ? double(global_step) / double(steps_per_epoch) : 0.0; }
 };
 

@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "common/file_gate.h"
 #include "common/json.h"
+#include "report/mlflow.h"
 #include "report/tensorboard.h"
 
 namespace bt::report {
@@ -57,16 +58,31 @@ void MetricsLog::write(const nlohmann::json& record) {
   const std::string s = record.dump() + "\n";
   std::fwrite(s.data(), 1, s.size(), f_);
   std::fflush(f_);
-  if (!tb_) return;
+  if (!tb_ && !mlflow_) return;
   const double wall = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   const int64_t step = record.value("step", int64_t{0});
   for (const auto& [k, v] : record.items()) {
     const std::string tag = tensorboard_tag(k);
-    if (!tag.empty() && v.is_number()) tb_->add_scalar(tag, v.get<double>(), step, wall);
+    if (tag.empty() || !v.is_number()) continue;
+    if (tb_) tb_->add_scalar(tag, v.get<double>(), step, wall);
+    if (mlflow_) mlflow_->log_metric(mlflow_metric_name(k), v.get<double>(), step, int64_t(wall * 1000));
   }
 }
 
 void MetricsLog::add_tensorboard(const std::string& dir) { tb_ = std::make_unique<TensorBoardWriter>(dir); }
+
+void MetricsLog::add_mlflow(std::shared_ptr<MlflowRun> run) { mlflow_ = std::move(run); }
+
+void MetricsLog::add_integrations(const std::string& tensorboard_dir) {
+  if (!tensorboard_dir.empty()) add_tensorboard(tensorboard_dir);
+  if (auto run = active_mlflow_run()) add_mlflow(std::move(run));
+}
+
+std::string mlflow_metric_name(const std::string& key) {
+  const std::string tag = tensorboard_tag(key);
+  if (tag.rfind("train/", 0) != 0) return tag.empty() ? "" : key;  // eval_X, test_X: HF logs them as they are
+  return tag.substr(6);
+}
 
 std::string tensorboard_tag(const std::string& key) {
   if (key == "step") return "";

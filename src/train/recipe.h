@@ -20,19 +20,24 @@
 //    (an eval-only run leaves a trained folder's alone). The final evaluations are run-log records
 //    (metrics.jsonl), so they reach log_history and TensorBoard like every other metric.
 //  - The built-in demo (train/demo.h) ends by using its model: `encode` + `search` on its held-out pictures.
-//  - report_to tensorboard|all: TensorBoard event files under logging_dir (default
-//    output_dir/runs/<Mon DD_HH-MM-SS>_<host>, as HF names it); none: no event files.
+//  - report_to (report/report_to.h): tensorboard (and wandb, and all): TensorBoard event files under logging_dir
+//    (default output_dir/runs/<Mon DD_HH-MM-SS>_<host>, as HF names it); wandb adds one line on syncing them to
+//    W&B. mlflow (and all), on rank 0: one MLflow run in the local file store (report/mlflow.h; where: the MLFLOW_*
+//    variables HF's MLflowCallback reads) from before training to the end of the final evaluations, named after
+//    output_dir's folder (as --run_name's note says; MLFLOW_TAGS' mlflow.runName wins), the run's arguments
+//    (training_args.json's) as parameters, every run-log record as metrics at its step; it ends FINISHED, KILLED
+//    (stopped by a signal or --stop_after_step) or FAILED.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "hub/dataset_files.h"
+#include "report/report_to.h"
 #include "train/trainer.h"
 
 namespace bt::train {
 
-// --report_to: none | tensorboard | all (all = TensorBoard, the only integration).
-enum class ReportTo { kNone, kTensorBoard };
+using ReportTo = report::ReportTo;  // --report_to: none, all, tensorboard, mlflow, wandb (several at once)
 
 struct RecipeOptions {
   TrainOptions train;                // as given; the recipe resolves it once (train/run_settings.h), never changes it
@@ -41,7 +46,7 @@ struct RecipeOptions {
   hub::DatasetRef dataset;           // name empty: the --*_file flags
   std::string test_file;             // --do_predict without --dataset_name
   int64_t max_predict_samples = 0;
-  ReportTo report_to = ReportTo::kNone;
+  ReportTo report_to;                // none
   std::string logging_dir;           // "" default (see above)
   // training_args.json: every flag with its value as given (or its default), and "bridgetune_given" with the flags
   // given; the values the run resolved (effective_arguments, train/run_settings.h) replace HF's keys.

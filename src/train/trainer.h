@@ -21,7 +21,9 @@
 
 #include "eval/evaluate_run.h"
 #include "loader/loader.h"
+#include "media/augment.h"
 #include "media/transform.h"
+#include "model/lora_config.h"
 #include "source/source.h"
 
 namespace bt::train {
@@ -84,6 +86,14 @@ struct TrainOptions {
   double logit_scale_max = 0;
   bool freeze_logit_scale = false;
   double label_smoothing = 0;
+  // LoRA (model/lora.h): rank 0 trains every parameter; rank r > 0 trains rank-r updates of the target Linear
+  // layers and the modules_to_save only (the rest frozen, logit_scale too), and the output folder gets PEFT's
+  // adapter files beside the base weights; merge_lora folds the updates into a plain checkpoint instead.
+  int lora_rank = 0;
+  double lora_alpha = 16, lora_dropout = 0;
+  std::string lora_target_modules = model::kDefaultLoraTargets;
+  std::string lora_modules_to_save = model::kDefaultLoraModulesToSave;
+  bool merge_lora = false;
   int max_seq_length = 128;
   // Data pipeline.
   int dataloader_num_workers = 2;
@@ -92,7 +102,7 @@ struct TrainOptions {
   bool dedupe_images_in_batch = loader::kDedupeImagesInBatchByDefault;
   bool use_media_pipeline = false;
   loader::MediaDecode media_decode = loader::MediaDecode::kAuto;  // with use_media_pipeline
-  media::TransformMode train_transform = media::TransformMode::kEval;  // eval: the reference example's resize + crop
+  media::AugmentOptions train_transform;  // --train_transform preset + overrides; eval: the reference's resize + crop
   int decoded_cache_mb = 512;
   bool jpeg_dct_scaling = true;
   // Runtime.

@@ -111,4 +111,17 @@ inline Batch mixed_batch(int image_size, int count, uint32_t seed, bool big) {
   return b;
 }
 
+// Colour jitter on some samples (the train plan's factors): none, brightness only, all three, contrast +
+// saturation, in turn; factors from `seed`, spanning darkening, brightening, desaturation and oversaturation.
+inline void add_jitter(Batch& b, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(0.0f, 2.0f);
+  for (size_t i = 0; i < b.specs.size(); ++i) {
+    media::JitterFactors& f = b.specs[i].jitter;
+    if (i % 4 == 1) f.brightness = u(rng);
+    if (i % 4 == 2) f = media::JitterFactors{u(rng), u(rng), u(rng)};
+    if (i % 4 == 3) f.contrast = u(rng), f.saturation = u(rng);
+  }
+}
+
 }  // namespace bt::cuda::test

@@ -75,6 +75,24 @@ TEST(CudaParity, BenchmarkSizedBatchBf16OnAStream) {
   cudaStreamDestroy(st);
 }
 
+// Colour jitter (train --color_jitter): the u8 detour kernels == the reference, fp32 and bf16, host and device
+// input; the same object then runs a batch without jitter (the fused path) and one with again.
+TEST(CudaParity, ColourJitterBatchEqualsReference) {
+  REQUIRE_GPU();
+  cudaStream_t st;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), cudaSuccess);
+  BatchResize k;
+  test::Batch b = test::mixed_batch(288, 8, 14, true);
+  test::add_jitter(b, 3);
+  expect_same(run_gpu(k, b, 288, OutputType::kBFloat16, st, false), run_cpu(b, 288, OutputType::kBFloat16), 2);
+  const test::Batch plain = test::mixed_batch(40, 9, 15, false);
+  expect_same(run_gpu(k, plain, 40, OutputType::kFloat32, st, true), run_cpu(plain, 40, OutputType::kFloat32), 4);
+  test::Batch c = test::mixed_batch(37, 17, 16, false);
+  test::add_jitter(c, 4);
+  expect_same(run_gpu(k, c, 37, OutputType::kFloat32, st, true), run_cpu(c, 37, OutputType::kFloat32), 4);
+  cudaStreamDestroy(st);
+}
+
 // Runs everywhere: the device query must answer (never crash) and explain a "no".
 TEST(CudaDevice, QueryAnswersAndExplains) {
   std::string why;

@@ -14,6 +14,7 @@
 #include "cuda/decoded_spec.h"
 #include "cuda/resize_ref.h"
 #include "loader/loader.h"
+#include "media/augment.h"
 #include "../common/counting_allocator.h"
 
 namespace bt {
@@ -75,16 +76,26 @@ loader::LoaderOptions options(int workers, media::TransformMode mode, bool decod
   return o;
 }
 
+// A preset of media/augment.h (strong: crop + flip + colour jitter).
+loader::LoaderOptions options(int workers, const std::string& preset, bool decoded) {
+  loader::LoaderOptions o = options(workers, media::TransformMode::kEval, decoded);
+  media::AugmentOptions a;
+  a.preset = preset;
+  media::apply_augment(a, o.transform);
+  return o;
+}
+
 struct Compare {
-  size_t bytes = 0, exact = 0, scaled = 0, cropped = 0;
+  size_t bytes = 0, exact = 0, scaled = 0, cropped = 0, jittered = 0;
   int max_u8 = 0;
   float max_f = 0;
 };
 
-void compare_epoch(int workers, media::TransformMode mode, Compare& c) {
+void compare_epoch(int workers, const std::string& preset, Compare& c) {
   auto ds = std::make_shared<JpegSet>(23);
-  loader::Loader cpu(ds, options(workers, mode, false));
-  loader::Loader dec(ds, options(workers, mode, true));
+  loader::Loader cpu(ds, options(workers, preset, false));
+  loader::Loader dec(ds, options(workers, preset, true));
+  const bool train = preset != "eval";
   for (uint64_t epoch : {0u, 1u}) {
     cpu.start_epoch(epoch);
     dec.start_epoch(epoch);
@@ -103,7 +114,8 @@ void compare_epoch(int workers, media::TransformMode mode, Compare& c) {
         EXPECT_EQ(s.offset % 64, 0u);
         c.scaled += s.plan.scale_num < 8;
         c.cropped += s.cropped;
-        EXPECT_EQ(s.plan.train, mode == media::TransformMode::kTrain);
+        EXPECT_EQ(s.plan.train, train);
+        c.jittered += media::jitter_any(s.plan.jitter);
       }
       cuda::specs_of(b->decoded.samples, specs, offsets);
       const auto plan = cuda::make_plan(specs, offsets, b->decoded.bytes, kSize, cuda::OutputType::kFloat32);
@@ -127,25 +139,28 @@ void compare_epoch(int workers, media::TransformMode mode, Compare& c) {
   }
 }
 
-class DecodedLoader : public ::testing::TestWithParam<std::tuple<int, media::TransformMode>> {};
+class DecodedLoader : public ::testing::TestWithParam<std::tuple<int, std::string>> {};
 
 TEST_P(DecodedLoader, ReferenceKernelOnDecodedBatchEqualsCpuLoader) {
-  const auto [workers, mode] = GetParam();
+  const auto [workers, preset] = GetParam();
   Compare c;
-  compare_epoch(workers, mode, c);
+  compare_epoch(workers, preset, c);
   ASSERT_GT(c.bytes, 0u);
   EXPECT_LE(c.max_u8, 1) << "uint8 crops differ by more than one level";
   EXPECT_EQ(c.exact, c.bytes) << c.bytes - c.exact << " of " << c.bytes << " bytes off by one";
   EXPECT_LT(c.max_f, 1.0f / 255 / 0.26f + 1e-5f);  // within one level after normalisation
   EXPECT_GT(c.scaled, 0u) << "no sample used DCT-domain downscaling: the test lost its point";
-  if (mode == media::TransformMode::kTrain) {
+  if (preset != "eval") {
     EXPECT_GT(c.cropped, 0u) << "no crop-only upload was exercised";
   }
+  EXPECT_EQ(c.jittered > 0, preset == "strong") << c.jittered << " samples with colour jitter";
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, DecodedLoader,
-                         ::testing::Combine(::testing::Values(0, 2),
-                                            ::testing::Values(media::TransformMode::kEval, media::TransformMode::kTrain)));
+                         ::testing::Combine(::testing::Values(0, 2), ::testing::Values("eval", "train", "strong")),
+                         [](const auto& info) {
+                           return std::get<1>(info.param) + "_" + std::to_string(std::get<0>(info.param));
+                         });
 
 TEST(DecodedLoaderPack, CropOnlyUploadIsSmallerThanWholeImages) {
   auto ds = std::make_shared<JpegSet>(14);

@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "loader/loader.h"
+#include "media/augment.h"
 
 namespace bt::loader {
 namespace {
@@ -86,6 +87,45 @@ TEST(MediaLoader, RealDecodeIsIdenticalForAnyWorkerCountAndMatchesMedia) {
       if (w == 0) ref = all;
       else EXPECT_EQ(all, ref) << w << " workers";
     }
+  }
+}
+
+// The augmentation presets and overrides (colour jitter included): the same batches for any worker count, two
+// epochs apart from each other, each sample the media transform of its seed.
+TEST(MediaLoader, AugmentationsAreIdenticalForAnyWorkerCount) {
+  auto ds = std::make_shared<JpegDataset>(25);
+  media::AugmentOptions custom;
+  custom.preset = "finetune";
+  custom.rrc_scale = std::array<double, 2>{0.3, 0.5};
+  custom.hflip_p = 0.5;
+  custom.color_jitter = std::array<double, 3>{0.8, 0.5, 0.9};
+  media::AugmentOptions strong;
+  strong.preset = "strong";
+  for (const auto& aug : {strong, custom}) {
+    std::vector<uint8_t> ref[2];
+    for (int w : {0, 1, 3}) {
+      auto o = opts(w);
+      media::apply_augment(aug, o.transform);
+      Loader l(ds, o);
+      for (uint64_t epoch : {0u, 1u}) {
+        l.start_epoch(epoch);
+        std::vector<uint8_t> all;
+        while (auto b = l.next()) {
+          all.insert(all.end(), b->pixels_u8.begin(), b->pixels_u8.end());
+          if (w != 3) continue;
+          for (int j = 0; j < b->size; ++j) {
+            std::vector<uint8_t> direct(32 * 32 * 3);
+            auto scratch = media::make_scratch();
+            media::transform_to_u8(ds->jpeg(b->rows[j]), o.transform,
+                                   sample_seed(o.sampler.seed, epoch, b->rows[j]), direct.data(), *scratch);
+            ASSERT_EQ(0, std::memcmp(direct.data(), b->pixels_u8.data() + j * direct.size(), direct.size()));
+          }
+        }
+        if (w == 0) ref[epoch] = all;
+        else EXPECT_EQ(all, ref[epoch]) << aug.preset << ", " << w << " workers, epoch " << epoch;
+      }
+    }
+    EXPECT_NE(ref[0], ref[1]) << "epochs drew the same augmentations";
   }
 }
 

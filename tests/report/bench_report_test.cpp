@@ -60,3 +60,29 @@ TEST(BenchReport, RowsReportTheirMemory) {
   EXPECT_EQ(r.to_json()["rows"][0]["peak_memory_bytes"].get<uint64_t>(), 3ull << 30);
   EXPECT_EQ(r.to_json()["rows"][0]["step_memory_bytes"].get<uint64_t>(), 1536ull << 20);
 }
+
+// Every row carries the model FLOPs per second it reached (model/flops.h's count at its samples/s) and, where the
+// device's peak is known, their fraction of it (MFU); without a peak MFU is "-" / null.
+TEST(BenchReport, RowsReportTheirWork) {
+  BenchReport r;
+  BenchRow row{"in-memory batches", 0, false, true, 10, 0};
+  row.model_flops_per_sample = 5e12;
+  row.peak_flops = 100e12;
+  row.peak_source = "NVIDIA H200 SXM datasheet, bf16 dense";
+  BenchRow cpu{"workers 2", 2, false, false, 4, 1.0};
+  cpu.model_flops_per_sample = 5e12;
+  r.rows = {row, cpu};
+  EXPECT_DOUBLE_EQ(r.rows[0].tflops_per_s(), 50);
+  EXPECT_DOUBLE_EQ(*r.rows[0].mfu(), 0.5);
+  EXPECT_FALSE(r.rows[1].mfu());
+  const std::string md = r.markdown();
+  EXPECT_NE(md.find("| TFLOP/s | MFU % |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| upper bound | 0.00 | 0.00 | 50.00 | 50.0 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 20.00 | - |"), std::string::npos) << md;
+  const auto j = r.to_json()["rows"];
+  EXPECT_DOUBLE_EQ(j[0]["tflops_per_s"].get<double>(), 50);
+  EXPECT_DOUBLE_EQ(j[0]["mfu"].get<double>(), 0.5);
+  EXPECT_EQ(j[0]["peak_source"], row.peak_source);
+  EXPECT_DOUBLE_EQ(j[1]["model_flops_per_sample"].get<double>(), 5e12);
+  EXPECT_TRUE(j[1]["mfu"].is_null());
+}

@@ -44,6 +44,7 @@ TEST(HfOutputs, TrainerStateHasExactlyHfsFields) {
   HfStateInfo i;
   i.global_step = 40, i.max_steps = 40, i.steps_per_epoch = 8, i.logging_steps = 10, i.eval_steps = -1, i.save_steps = 0;
   i.train_batch_size = 40, i.num_train_epochs = 5;
+  i.total_flos = 2.5e12;  // HF's estimate of the run's work (model/flops.h: hf_total_flos)
   const auto j = hf_trainer_state(i, hf_log_history(records(), 40, 8));
   // transformers' TrainerState dataclass fields (4.4x): HF loads the file as TrainerState(**json), so no other key.
   const std::set<std::string> hf = {"best_metric", "best_model_checkpoint", "epoch", "eval_steps", "global_step",
@@ -55,6 +56,7 @@ TEST(HfOutputs, TrainerStateHasExactlyHfsFields) {
   for (const auto& [k, v] : j.items()) keys.insert(k);
   EXPECT_EQ(keys, hf);
   EXPECT_EQ(j["global_step"], 40);
+  EXPECT_DOUBLE_EQ(j["total_flos"].get<double>(), 2.5e12);
   EXPECT_DOUBLE_EQ(j["epoch"].get<double>(), 5.0);
   EXPECT_EQ(j["eval_steps"], 8);   // per epoch
   EXPECT_EQ(j["save_steps"], 500);  // none: HF's default

@@ -7,7 +7,8 @@ the datasets library lays it out (matching/train-0000{0,1}-of-00002.parquet, val
 written here with the "matching" config's real column set (image struct {bytes, path}, int32, strings, three
 list<string> columns, int64). The example's command then runs with every flag it has, only the sizes swapped for
 tiny ones (batch, epochs, logging steps) and --report_to all added; the HF Trainer's files are checked for their
-key names and schema, and the TensorBoard events through this file's own TFRecord / protobuf reader.
+key names and schema, the TensorBoard events through this file's own TFRecord / protobuf reader, and the MLflow run
+(--report_to all includes it) as mlflow's FileStore reads its files.
 
 usage: hf_recipe_test.py BRIDGETUNE TORCHBIN_HUB WORK_DIR
 """
@@ -284,7 +285,11 @@ shutil.rmtree(WORK, ignore_errors=True)
 os.makedirs(WORK)
 HUB = os.path.join(WORK, "hub")
 fake_hub(HUB)
-ENV = dict(os.environ, HF_HUB_CACHE=HUB, OPENBLAS_NUM_THREADS="1")
+MLRUNS = os.path.join(WORK, "mlruns")  # --report_to all includes MLflow: its file store goes here, not to ./mlruns
+ENV = dict(os.environ, HF_HUB_CACHE=HUB, OPENBLAS_NUM_THREADS="1", MLFLOW_TRACKING_URI="file:" + MLRUNS,
+           MLFLOW_EXPERIMENT_NAME="hf-recipe")
+for k in ("MLFLOW_RUN_ID", "MLFLOW_TAGS", "MLFLOW_EXPERIMENT_ID"):
+    ENV.pop(k, None)
 OUT = os.path.join(WORK, "bridgetower-test")
 # The published command; sizes swapped: batch 40/16 -> 4, 5 epochs -> 2, logging every 10 steps -> 2.
 published = ["train", "--output_dir", OUT,
@@ -357,6 +362,49 @@ for t in ["train/loss", "train/learning_rate", "train/grad_norm", "train/samples
 loss = {s: v for t, s, v in scalars if t == "train/loss"}
 for e in train_logs:
     check(abs(loss[e["step"]] - e["loss"]) < 1e-4 * max(1, abs(e["loss"])), "TensorBoard loss = log_history loss")
+
+
+
+def yaml_file(path):  # mlflow reads meta.yaml with PyYAML; a flat mapping's lines where it is not installed
+    try:
+        import yaml
+        return yaml.safe_load(open(path))
+    except ImportError:
+        out = {}
+        for line in open(path):
+            k, v = line.rstrip("\n").split(": ", 1)
+            out[k] = v[1:-1].replace("''", "'") if v.startswith("'") else int(v) if v.isdigit() else v
+        return out
+
+
+# The MLflow run of --report_to all, as mlflow's FileStore reads it: experiment 0 "Default" and the named one, one
+# FINISHED run named after the output folder, the arguments as parameters, log_history's values as metrics.
+exps = {d: yaml_file(os.path.join(MLRUNS, d, "meta.yaml")) for d in os.listdir(MLRUNS) if d != ".trash"}
+check(exps.get("0", {}).get("name") == "Default", f"experiment 0 is Default: {exps}")
+named = [d for d, m in exps.items() if m["name"] == "hf-recipe" and m["experiment_id"] == d]
+check(len(named) == 1 and len(exps) == 2, f"the MLFLOW_EXPERIMENT_NAME experiment: {exps}")
+exp_dir = os.path.join(MLRUNS, named[0])
+runs = [d for d in os.listdir(exp_dir) if os.path.isdir(os.path.join(exp_dir, d))]
+check(len(runs) == 1, f"one run: {runs}")
+RUN = os.path.join(exp_dir, runs[0])
+rm = yaml_file(os.path.join(RUN, "meta.yaml"))
+check(rm["status"] == 3 and rm["run_id"] == runs[0] and rm["run_name"] == "bridgetower-test" and
+      rm["experiment_id"] == named[0] and rm["end_time"] >= rm["start_time"], f"run meta.yaml: {rm}")
+param = lambda k: open(os.path.join(RUN, "params", k)).read()
+check(param("learning_rate") == "1e-05" and param("per_device_train_batch_size") == "4" and param("do_train") == "True",
+      "MLflow params as HF logs TrainingArguments")
+check(open(os.path.join(RUN, "tags", "mlflow.runName")).read() == "bridgetower-test", "the mlflow.runName tag")
+
+
+def mlflow_metric(k):  # FileStore._get_metric_from_line: "<timestamp> <value> <step>"
+    return [(int(s), float(v)) for t, v, s in (l.split(" ") for l in open(os.path.join(RUN, "metrics", k)))]
+
+
+ml_loss = dict(mlflow_metric("loss"))
+check(sorted(ml_loss) == [2, 4, 6] and all(abs(ml_loss[e["step"]] - e["loss"]) < 1e-9 for e in train_logs),
+      f"MLflow loss = log_history loss: {ml_loss}")
+for k in ["learning_rate", "grad_norm", "epoch", "train_runtime", "train_loss", "eval_loss", "eval_i2t_r1", "test_loss"]:
+    check(mlflow_metric(k) and all(s == 6 for s, _ in mlflow_metric(k)[-1:]), f"MLflow metric {k} at step 6")
 
 # Checkpoints per epoch hold HF's trainer_state.json beside bridgetune's resume state; epoch evaluations are logged.
 OUT2 = os.path.join(WORK, "per-epoch")

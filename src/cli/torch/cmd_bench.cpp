@@ -143,10 +143,12 @@ train::TrainOptions base_options(const BenchArgs& a, const std::string& data, in
 }
 
 // The report's rows over the runs measured so far: each configuration's median run by throughput, with its own
-// data wait.
+// data wait, and its last run's work (train_results.json's model_flops_per_sample and peak: the row's TFLOP/s and
+// MFU at the median's samples/s).
 void build_rows(report::BenchReport& rep, const BenchConfigs& configs,
                 const std::vector<std::vector<std::pair<double, double>>>& samples,
-                const std::vector<std::string>& paths, const std::vector<std::pair<uint64_t, uint64_t>>& memory) {
+                const std::vector<std::string>& paths, const std::vector<std::pair<uint64_t, uint64_t>>& memory,
+                const std::vector<nlohmann::json>& work) {
   rep.rows.clear();
   for (size_t c = 0; c < configs.size(); ++c) {
     if (samples[c].empty()) continue;
@@ -157,6 +159,10 @@ void build_rows(report::BenchReport& rep, const BenchConfigs& configs,
     row.data_wait_percent = v[v.size() / 2].second;
     row.paths = paths[c];
     std::tie(row.peak_memory_bytes, row.step_memory_bytes) = memory[c];
+    const nlohmann::json& w = work[c];
+    row.model_flops_per_sample = w.value("model_flops_per_sample", 0.0);
+    row.peak_flops = w.contains("peak_tflops") && w["peak_tflops"].is_number() ? w["peak_tflops"].get<double>() * 1e12 : 0;
+    row.peak_source = w.value("peak_source", "");
     rep.rows.push_back(row);
   }
 }
@@ -198,10 +204,11 @@ void run(const BenchArgs& a) {
   std::vector<std::string> errors;  // "label: message" of every failed run
   std::vector<std::string> paths(configs.size());  // the last run's fast paths per configuration
   std::vector<std::pair<uint64_t, uint64_t>> memory(configs.size());  // the most peak / step memory of its runs
+  std::vector<nlohmann::json> work(configs.size(), nlohmann::json::object());  // the last run's FLOP keys
   // bench_results.json is rewritten after every run ("complete": false until the last), so a run cut off by a
   // time limit (the GPU check's) still leaves every row it measured.
   auto write_json = [&](bool complete) {
-    build_rows(rep, configs, samples, paths, memory);
+    build_rows(rep, configs, samples, paths, memory, work);
     auto j = rep.to_json();
     j["complete"] = complete;
     j["errors"] = errors;
@@ -216,7 +223,9 @@ void run(const BenchArgs& a) {
       std::fflush(stdout);
       try {
         auto s = measured_run(o, row.in_memory ? kInMemoryBatches : 0);
-        std::printf("%.1f samples/s, data wait %.1f %%\n", s.train_samples_per_second, s.data_wait_percent);
+        work[c] = s.results;
+        std::printf("%.1f samples/s, data wait %.1f %%, %.3g TFLOP/s\n", s.train_samples_per_second,
+                    s.data_wait_percent, s.results.value("tflops_per_s", 0.0));
         samples[c].push_back({s.train_samples_per_second, s.data_wait_percent});
         memory[c] = {std::max(memory[c].first, s.peak_memory_bytes), std::max(memory[c].second, s.step_memory_bytes)};
         paths[c] = row.in_memory || !row.media_pipeline ? s.op_paths

@@ -120,10 +120,13 @@ void add_hf_flags(CLI::App& app, TrainFlags& f) {
   app.add_option("--max_train_samples", o->max_train_samples, "Only the first N training rows (0: all)")->capture_default_str();
   app.add_option("--max_eval_samples", o->max_eval_samples, "Only the first N validation rows (0: all)")->capture_default_str();
   app.add_option("--max_predict_samples", r->max_predict_samples, "Only the first N test rows (0: all)")->capture_default_str();
-  add_enum_flag(app, "--report_to", r->report_to,
-                EnumWords<train::ReportTo>{{"none", train::ReportTo::kNone}, {"tensorboard", train::ReportTo::kTensorBoard},
-                                           {"all", train::ReportTo::kTensorBoard}},
-                "none|tensorboard|all (all = tensorboard: the only integration)");
+  app.add_option_function<std::vector<std::string>>(
+        "--report_to", [r](const std::vector<std::string>& v) { r->report_to = report::parse_report_to(v); },
+        "none|all|tensorboard|mlflow|wandb, several as HF takes them (tensorboard mlflow, or tensorboard,mlflow); "
+        "all = tensorboard + mlflow (MLflow's file store: MLFLOW_TRACKING_URI=file:PATH, else ./mlruns; "
+        "MLFLOW_EXPERIMENT_NAME, MLFLOW_RUN_ID, MLFLOW_TAGS); wandb = the TensorBoard events, for `wandb sync --sync-tensorboard`")
+      ->expected(1, -1)
+      ->default_str(report::report_to_words(r->report_to));
   app.add_option("--logging_dir", r->logging_dir, "TensorBoard event files (default OUTPUT_DIR/runs/<Mon DD_HH-MM-SS>_<host>)");
   app.add_flag("--remove_unused_columns", f.remove_unused_columns, "Accepted for the HF example (=False as it passes); bridgetune reads only the image and caption columns either way");
   add_enum_flag(app, "--eval_strategy,--evaluation_strategy", o->eval_strategy, kStrategyWords,
@@ -200,6 +203,20 @@ void add_finetuning_flags(CLI::App& app, TrainFlags& f) {
   app.add_flag("--freeze_logit_scale", o->freeze_logit_scale, "Keep the temperature fixed");
   app.add_option("--label_smoothing", o->label_smoothing,
                  "Label smoothing of each contrastive cross-entropy (0: none)")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  app.add_option("--lora_rank", o->lora_rank,
+                 "Train LoRA adapters of this rank instead of every weight (0: full fine-tuning); the output folder "
+                 "gets PEFT's adapter_config.json + adapter_model.safetensors beside the base weights")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--lora_alpha", o->lora_alpha, "LoRA's scale: updates are multiplied by alpha / rank")->capture_default_str();
+  app.add_option("--lora_dropout", o->lora_dropout, "Dropout on each adapter's input while training")->capture_default_str();
+  app.add_option("--lora_target_modules", o->lora_target_modules,
+                 "Comma-separated names of the Linear layers that get adapters (PEFT's rule: a module whose name ends "
+                 "in one); the default reaches all three parts")->capture_default_str();
+  app.add_option("--lora_modules_to_save", o->lora_modules_to_save,
+                 "Comma-separated modules trained whole beside the adapters (PEFT's modules_to_save; \"\": none)")
+      ->capture_default_str();
+  app.add_flag("--merge_lora", o->merge_lora,
+               "Fold the trained adapters into the weights: the output folder is a plain checkpoint");
 }
 
 void add_pipeline_and_runtime_flags(CLI::App& app, TrainFlags& f) {
@@ -217,7 +234,7 @@ void add_pipeline_and_runtime_flags(CLI::App& app, TrainFlags& f) {
                 "progressive/CMYK/gray JPEGs and PNGs still decode on the CPU) | cpu");
   app.add_flag("--use_habana_media_pipeline,--mediapipe_dataloader", r->media_pipeline_where_possible,
                "The Gaudi examples' names of --use_media_pipeline: on where it can run, else one line and the CPU loader");
-  add_enum_flag(app, "--train_transform", o->train_transform, kTransformWords, "eval (resize + center crop, as the reference) | train (random crop + flip)");
+  add_augment_flags(app, o->train_transform);  // --train_transform, --rrc_scale/_ratio, --hflip_p, --color_jitter
   add_enum_flag(app, "--on_bad_sample", o->read.on_bad, kOnBadWords, "error|skip");
   app.add_option("--max_image_bytes", o->read.max_image_bytes, "Refuse larger image files and tar members before reading them")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--max_line_bytes", o->read.max_line_bytes, "Refuse a longer JSONL line or CSV record (a caption file's rows take a few KB)")->capture_default_str()->check(CLI::PositiveNumber);
@@ -281,6 +298,8 @@ void run(const CLI::App& app, const TrainFlags& f) {
   // given or not, and torchrun's RANK / WORLD_SIZE / MASTER_*.
   if (f.resume->count() > 0 && opts.resume_from_checkpoint.empty()) opts.resume_from_checkpoint = "latest";
   if (f.greater_is_better->count() > 0) opts.greater_is_better = f.greater ? 1 : 0;
+  media::TransformSpec augment;  // the preset and its overrides resolved now: a bad mix fails before any loading
+  media::apply_augment(opts.train_transform, augment);
   const dist::DistEnv env = dist::read_env();
   opts.rank = env.rank;
   opts.world_size = env.world_size;

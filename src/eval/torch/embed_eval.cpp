@@ -76,6 +76,9 @@ torch::Tensor embed_images(model::BridgeTowerForContrastiveLearning& model, std:
     }
     if (on_batch) on_batch(size_t(B));
   }
+  if (o.skip_reasons)
+    for (const std::string& why : loader.stats().first_skipped)
+      if (o.skip_reasons->size() < loader::LoaderStats::kMaxNamedSkips) o.skip_reasons->push_back(why);
   return out;
 }
 

@@ -37,6 +37,8 @@ struct EmbedOptions {
   data::OnBad on_bad_sample = data::OnBad::kError;
   torch::Device device = torch::kCPU;
   bool bf16 = false;
+  // on_bad_sample skip: where the first reasons of the images left out go (file and why), when given.
+  std::vector<std::string>* skip_reasons = nullptr;
 };
 
 // The options of a standalone embedding run (evaluate, encode, search) with `model`: its vision image_size, and

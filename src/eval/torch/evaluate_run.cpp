@@ -110,14 +110,17 @@ EvalMetrics run_evaluate(const EvaluateOptions& o) {
       o.model_name_or_path, model::ModelBudget{false, o.per_device_eval_batch_size, o.max_model_bytes});
   model::configure_inference_threads(0, o.dataloader_num_workers, device, *m);
   m->to(device);
-  const EmbedOptions eo = standalone_embed_options(m, o.per_device_eval_batch_size, o.dataloader_num_workers,
-                                                   o.max_seq_length, o.read.on_bad, device, o.bf16);
+  EmbedOptions eo = standalone_embed_options(m, o.per_device_eval_batch_size, o.dataloader_num_workers,
+                                             o.max_seq_length, o.read.on_bad, device, o.bf16);
+  std::vector<std::string> skipped;  // --on_bad_sample skip: the first images left out, with why
+  eo.skip_reasons = &skipped;
   const bool is_matching = o.task == EvalTask::kMatching;
   const Scored scored = is_matching ? matching(m, tok, o, eo) : retrieval(m, tok, o, eo);
   make_output_folder(o.output_dir, "--output_dir");
   if (is_matching) write_file_atomic(fs::path(o.output_dir) / "predictions.jsonl", scored.predictions);
   nlohmann::ordered_json j;
   for (const auto& [k, v] : scored.metrics) j[k] = v;
+  if (!skipped.empty()) j["eval_first_skipped"] = skipped;
   report::write_json_atomic(fs::path(o.output_dir) / "eval_results.json", j);
   return scored.metrics;
 }

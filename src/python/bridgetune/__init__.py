@@ -30,8 +30,9 @@ try:
     from ._native import Error  # noqa: F401  (a RuntimeError carrying the one-line reason, naming the file)
 except ImportError as e:
     raise _unusable_here(f"its native extension does not load: {e}") from None
+from . import metrics  # noqa: F401  (retrieval / matching scores from embeddings; bridgetune.hf: HF Trainer)
 from .index import Index, load_index  # noqa: F401  (what `bridgetune encode` writes)
 from .loader import DataLoader  # noqa: F401
 from .preprocessing import Tokenizer, preprocess, sample_seed  # noqa: F401
 
-__all__ = ["DataLoader", "Tokenizer", "preprocess", "sample_seed", "Error", "Index", "load_index"]
+__all__ = ["DataLoader", "Tokenizer", "preprocess", "sample_seed", "Error", "Index", "load_index", "metrics"]

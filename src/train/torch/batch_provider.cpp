@@ -11,6 +11,10 @@ void upload_captions(ModelBatch& m, const std::vector<std::string>& captions, co
   auto enc = tok.encode_batch(captions, max_len, text::Padding::kLongest, 1);
   auto ids = torch::from_blob(enc.input_ids.data(), {enc.batch, enc.length}, torch::kInt64);
   auto mask = torch::from_blob(enc.attention_mask.data(), {enc.batch, enc.length}, torch::kInt64);
+  m.text_lengths.assign(size_t(enc.batch), 0);  // from the host mask: no read back from the device
+  for (size_t r = 0; r < size_t(enc.batch); ++r)
+    for (size_t t = 0; t < size_t(enc.length); ++t)
+      m.text_lengths[r] += int32_t(enc.attention_mask[r * size_t(enc.length) + t] != 0);
   if (device.is_cpu()) {
     m.input_ids = ids.clone();  // out of `enc`, which goes at the end of this call
     m.attention_mask = mask.clone();
@@ -56,6 +60,7 @@ std::optional<ModelBatch> InMemoryBatches::next(double* wait_s) {
   m.pixels = b.pixels, m.input_ids = b.input_ids, m.attention_mask = b.attention_mask;
   m.image_keys = b.image_keys;
   m.size = b.size;
+  m.text_lengths = b.text_lengths;
   return m;
 }
 

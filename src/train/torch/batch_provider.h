@@ -30,6 +30,7 @@ struct ModelBatch {
   torch::Tensor pixels, input_ids, attention_mask;
   std::vector<std::string> image_keys;
   int64_t size = 0;
+  std::vector<int32_t> text_lengths;  // each row's real tokens, on the host: the step's FLOP count (model/flops.h)
 };
 
 // Tokenizes `captions` (padded to the longest, cut at max_len) into m.input_ids / m.attention_mask on `device`:

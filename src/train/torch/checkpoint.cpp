@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "common/file_gate.h"
+#include "model/lora.h"
 #include "report/hf_outputs.h"
 #include "report/run_log.h"
 #include "train/checkpoint_dir.h"
@@ -15,6 +16,7 @@ nlohmann::json TrainerState::to_json() const {
   return {{"global_step", global_step}, {"epoch", epoch},         {"batch_in_epoch", batch_in_epoch},
           {"loss_sum", loss_sum},       {"loss_steps", loss_steps}, {"last_window_loss", last_window_loss},
           {"settings", settings},       {"selection", selection}, {"loss_scale", loss_scale},
+          {"skipped_samples", skipped_samples},
           {"format", "bridgetune-trainer-state-1"}};
 }
 
@@ -30,6 +32,7 @@ TrainerState TrainerState::from_json(const nlohmann::json& j, const std::string&
     s.settings = j.value("settings", nlohmann::json::object());
     s.selection = j.value("selection", nlohmann::json());
     s.loss_scale = j.value("loss_scale", nlohmann::json());
+    s.skipped_samples = j.value("skipped_samples", int64_t(0));
   } catch (const nlohmann::json::exception& e) {
     fail(what, ": bad trainer state: ", e.what());
   }
@@ -71,7 +74,8 @@ void save_checkpoint(const std::filesystem::path& output_dir, model::BridgeTower
 }
 
 void save_final_model(const std::filesystem::path& output_dir, model::BridgeTowerForContrastiveLearning& model,
-                      const text::Tokenizer& tokenizer) {
+                      const text::Tokenizer& tokenizer, bool merge_lora) {
+  if (merge_lora) model::merge_lora(*model);
   StagedDir staging(output_dir, "final-model");
   model->save_pretrained(staging.path().string());
   tokenizer.save(staging.path().string());

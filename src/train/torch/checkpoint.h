@@ -31,6 +31,7 @@ struct TrainerState {
   nlohmann::json settings;  // batch size, world size, seed... checked on resume
   nlohmann::json selection;  // model selection's state (ModelSelector::to_json), null without one
   nlohmann::json loss_scale;  // the fp16 loss scaler's state (LossScale::to_json), null without one
+  int64_t skipped_samples = 0;  // --on_bad_sample skip: every rank's skips up to this step
   nlohmann::json to_json() const;
   static TrainerState from_json(const nlohmann::json& j, const std::string& what);
 };
@@ -42,8 +43,9 @@ void save_checkpoint(const std::filesystem::path& output_dir, model::BridgeTower
 // The final model (config.json, model.safetensors, tokenizer files) into output_dir itself: written into a
 // staging folder, fsynced, then each file renamed into place, so no file is ever half-written and a kill
 // leaves no *.tmp.<pid> behind in output_dir (a leftover staging folder is removed by remove_stale_staging()).
+// merge_lora: LoRA adapters folded into the weights first (model/lora.h), so the folder is a plain checkpoint.
 void save_final_model(const std::filesystem::path& output_dir, model::BridgeTowerForContrastiveLearning& model,
-                      const text::Tokenizer& tokenizer);
+                      const text::Tokenizer& tokenizer, bool merge_lora = false);
 
 // Why this run's tokenizer is not the one `checkpoint` was trained with ("" when it is, or when the checkpoint has
 // no vocab.json / merges.txt): the files tokenizer.save() would write, compared byte for byte with the checkpoint's

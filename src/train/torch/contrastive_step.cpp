@@ -12,6 +12,7 @@
 #include "dist/gather.h"
 #include "model/autocast.h"
 #include "model/contrastive_loss.h"
+#include "model/flops_device.h"
 #include "model/rng_state.h"
 #include "train/torch/param_setup.h"
 
@@ -28,12 +29,17 @@ torch::Tensor loss_of(TrainRun& r, const torch::Tensor& text, const torch::Tenso
   return model::contrastive_loss(all(text), all(image), all(cross), r.model->logit_scale, e);
 }
 
-ModelBatch next_batch(BatchProvider& batches, StepResult& s) {
+ModelBatch next_batch(TrainRun& r, BatchProvider& batches, StepResult& s) {
   double wait = 0;
   std::optional<ModelBatch> mb = batches.next(&wait);  // inputs on the device
   if (!mb) fail("loader ended the epoch early (internal error)");
   s.data_wait_s += wait;
   s.samples += mb->size;
+  if (mb->host) s.skipped_rows += static_cast<int64_t>(mb->host->skipped);  // counted as trained on, not read ahead
+  // Model FLOPs, once per micro-batch (exact accumulation's second forward is recomputation, not counted).
+  const int64_t len = mb->input_ids.size(1);
+  r.flops += model::train_flops(r.cfg, len, mb->text_lengths.empty() ? std::vector<int32_t>(size_t(mb->size), int32_t(len))
+                                                                     : mb->text_lengths);
   return std::move(*mb);
 }
 
@@ -68,7 +74,7 @@ bool unscale_finds_nonfinite(TrainRun& r) {
 void accumulate_local(TrainRun& r, BatchProvider& batches, StepResult& s) {
   const int accum = r.o.gradient_accumulation_steps;
   for (int a = 0; a < accum; ++a) {
-    const ModelBatch mb = next_batch(batches, s);
+    const ModelBatch mb = next_batch(r, batches, s);
     torch::Tensor loss;
     {
       model::AutocastScope autocast(r.s.bf16 || r.s.fp16, r.device, r.s.fp16 ? at::kHalf : at::kBFloat16);
@@ -92,7 +98,7 @@ void accumulate_exact(TrainRun& r, BatchProvider& batches, StepResult& s) {
   {
     torch::NoGradGuard no_grad;
     for (int a = 0; a < accum; ++a) {
-      mbs.push_back(next_batch(batches, s));
+      mbs.push_back(next_batch(r, batches, s));
       rng.push_back(model::RngState::save(r.device));
       model::AutocastScope autocast(r.s.bf16 || r.s.fp16, r.device, r.s.fp16 ? at::kHalf : at::kBFloat16);
       auto fwd = r.model->forward(mbs.back().pixels, mbs.back().input_ids, mbs.back().attention_mask, false);
@@ -161,6 +167,22 @@ StepResult train_step(TrainRun& r, BatchProvider& batches) {
   bound_logit_scale(r.model, r.o);
   r.opt->zero_grad();
   return s;
+}
+
+model::StepFlops all_ranks_flops(TrainRun& r) {
+  model::StepFlops all = r.flops;
+  if (r.group->distributed())
+    for (double* v : {&all.model, &all.padding, &all.text_tokens, &all.samples})
+      *v = r.group->all_reduce_mean(*v) * r.o.world_size;
+  return all;
+}
+
+nlohmann::json work_results(const TrainRun& r, const model::StepFlops& all, double samples_per_s) {
+  nlohmann::json j = model::work_json(r.cfg, all);
+  const double per_device = j["model_flops_per_sample"].get<double>() * samples_per_s / r.o.world_size;
+  const model::MatmulPrecision precision = model::run_precision(r.device, r.s.bf16, r.s.fp16);
+  j.update(model::utilization_json(per_device, model::device_peak_flops(r.device, precision)));
+  return j;
 }
 
 }  // namespace bt::train

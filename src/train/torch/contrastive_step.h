@@ -13,6 +13,9 @@
 #pragma once
 #include <cstdint>
 
+#include <nlohmann/json.hpp>
+
+#include "model/flops.h"
 #include "train/torch/batch_provider.h"
 #include "train/torch/train_setup.h"
 
@@ -23,6 +26,7 @@ struct StepResult {
   double data_wait_s = 0;  // seconds blocked on the batch provider
   double grad_norm = 0;    // before clipping (0 for a skipped step)
   int64_t samples = 0;     // this rank's
+  int64_t skipped_rows = 0;  // bad samples the loader replaced in this step's batches (--on_bad_sample skip)
   // exact: how far pass 2's embeddings strayed from pass 1's (max |difference|): 0 up to kernel nondeterminism
   // when the dropout masks were replayed; -1 without exact accumulation.
   double replay_max_diff = -1;
@@ -31,5 +35,13 @@ struct StepResult {
 };
 
 StepResult train_step(TrainRun& r, BatchProvider& batches);
+
+// The work of the steps (model/flops.h): each micro-batch adds its model FLOPs at its shapes (padded text length,
+// each row's real length) to TrainRun::flops as it is taken. all_ranks_flops sums every rank's (collective: every
+// rank calls it). work_results: train_results.json's keys for them at `samples_per_s` (every rank's): HF's
+// total_flos, model_flops(_per_sample), padding_flops_percent, and per device tflops_per_s, mfu, peak_tflops,
+// peak_source (model/flops_device.h: the datasheet on a GPU, the measured GEMM rate on a CPU).
+model::StepFlops all_ranks_flops(TrainRun& r);
+nlohmann::json work_results(const TrainRun& r, const model::StepFlops& all, double samples_per_s);
 
 }  // namespace bt::train

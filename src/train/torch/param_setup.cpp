@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "common/error.h"
+#include "model/lora.h"
 #include "model/param_parts.h"
 
 namespace bt::train {
@@ -23,6 +24,14 @@ bool parts_differ(const TrainOptions& o) {
 }
 
 }  // namespace
+
+int apply_lora(model::BridgeTowerForContrastiveLearning& model, const TrainOptions& o, const std::string& base) {
+  if (o.lora_rank <= 0) return 0;
+  model::LoraSpec spec = model::lora_spec(o.lora_rank, o.lora_alpha, o.lora_dropout, o.lora_target_modules,
+                                          o.lora_modules_to_save);
+  spec.base_model_name_or_path = base;
+  return model::add_lora(*model, spec);
+}
 
 int apply_freezing(model::BridgeTowerForContrastiveLearning& model, const TrainOptions& o) {
   int frozen = 0;

@@ -15,6 +15,11 @@
 
 namespace bt::train {
 
+// --lora_rank > 0: adapters on the --lora_target_modules (model/lora.h), everything else frozen but the
+// --lora_modules_to_save; adapter_config.json names `base` (the --model_name_or_path, else the output folder, whose
+// model.safetensors will hold the base). Returns the number of Linear layers adapted (0 without LoRA).
+int apply_lora(model::BridgeTowerForContrastiveLearning& model, const TrainOptions& o, const std::string& base);
+
 // Sets requires_grad = false on what the options freeze; returns how many tensors that is.
 int apply_freezing(model::BridgeTowerForContrastiveLearning& model, const TrainOptions& o);
 

@@ -26,6 +26,7 @@
 #include "model/bridgetower.h"
 #include "model/device.h"
 #include "report/hf_outputs.h"
+#include "report/mlflow.h"
 #include "report/run_log.h"
 #include "source/source.h"
 #include "text/tokenizer.h"
@@ -107,7 +108,7 @@ Plan plan_of(const RecipeOptions& r) {
       std::printf("note: --mediapipe_dataloader: the GPU media pipeline does not run here (%s); the CPU loader decodes\n",
                   why.c_str());
   }
-  if (r.report_to == ReportTo::kTensorBoard)
+  if (r.report_to.tensorboard)
     p.inputs.tensorboard_dir = r.logging_dir.empty() ? default_logging_dir(t.output_dir) : r.logging_dir;
   return p;
 }
@@ -139,7 +140,7 @@ nlohmann::json train_metrics(const TrainSummary& sum, const TrainOptions& t, con
   const double epoch = sum.steps_per_epoch > 0 ? double(sum.global_step) / double(sum.steps_per_epoch) : 0.0;
   const double per_step = double(rs.train_batch) * t.gradient_accumulation_steps * t.world_size;
   return {{"epoch", epoch},
-          {"total_flos", 0},
+          {"total_flos", sum.results.value("total_flos", 0.0)},  // HF's meaning (model/flops.h: hf_total_flos)
           {"train_loss", sum.train_loss},
           {"train_runtime", sum.train_runtime},
           {"train_samples", sum.train_samples},
@@ -218,6 +219,7 @@ void write_state_and_card(const RecipeOptions& r, const RunSettings& rs, const T
   info.best_metric = sum.best_metric;
   info.best_model_checkpoint = sum.best_model_checkpoint;
   info.stopped_early = !sum.early_stop_reason.empty();
+  info.total_flos = sum.results.value("total_flos", 0.0);
   report::write_hf_trainer_state(out / "trainer_state.json", out / "metrics.jsonl", info);
   const auto history = report::read_json_file(out / "trainer_state.json")["log_history"];
   write_file_atomic(out / "README.md", report::model_card_markdown(card_of(r, rs, eval_metrics, history)));
@@ -254,18 +256,29 @@ void use_the_demo_model(const TrainOptions& t, const RunSettings& rs) {
   std::fflush(stdout);
 }
 
-}  // namespace
-
-void run_recipe(const RecipeOptions& r) {
+// --report_to mlflow (rank 0): the run, started before anything trains, with the run's arguments as parameters
+// (training_args.json's: the flags as given under the values the run used). nullptr: no MLflow.
+std::shared_ptr<report::MlflowRun> start_mlflow(const RecipeOptions& r, const RunSettings& rs) {
   const TrainOptions& t = r.train;
-  const Plan plan = plan_of(r);
-  const RunSettings rs = resolve_settings(t, plan.inputs);
-  if (t.rank == 0)
-    for (const std::string& note : rs.notes) std::printf("%s\n", note.c_str());
+  if (!r.report_to.mlflow || t.rank != 0) return nullptr;
+  const fs::path dir = fs::absolute(t.output_dir).lexically_normal();  // "runs/x/", ".": the folder's own name
+  const std::string name = (dir.has_filename() ? dir : dir.parent_path()).filename().string();  // --run_name: ignored
+  auto run = std::make_shared<report::MlflowRun>(report::mlflow_target_from_env(), name);
+  nlohmann::json params = r.arguments;
+  params.update(effective_arguments(t, rs));
+  std::string dropped;
+  for (const std::string& k : run->log_params(params)) dropped += (dropped.empty() ? "" : ", ") + k;
+  if (!dropped.empty()) std::printf("note: MLflow: parameters over 6000 characters not logged (as HF): %s\n", dropped.c_str());
+  return run;
+}
+
+// The phases and the HF Trainer's files; false when training stopped early (--stop_after_step): no final outputs.
+bool run_phases(const RecipeOptions& r, const Plan& plan, const RunSettings& rs, const report::MlflowRun* mlflow) {
+  const TrainOptions& t = r.train;
   const fs::path out(t.output_dir);
   TrainSummary sum;
-  if (plan.train && !(sum = run_train(t, rs, r.hooks)).completed) return;  // stopped early: as if killed, no final outputs
-  if (t.rank != 0) return;                                                 // rank 0 writes
+  if (plan.train && !(sum = run_train(t, rs, r.hooks)).completed) return false;  // stopped early: as if killed
+  if (t.rank != 0) return true;                                                  // rank 0 writes
   // The trained model (saved by run_train), or the given one.
   std::string model_dir = out.string();
   if (!plan.train) {
@@ -274,7 +287,7 @@ void run_recipe(const RecipeOptions& r) {
     make_output_folder(out, "--output_dir");
   }
   report::MetricsLog log(out / "metrics.jsonl", fs::exists(out / "metrics.jsonl"), INT64_MAX);
-  if (!rs.tensorboard_dir.empty()) log.add_tensorboard(rs.tensorboard_dir);
+  log.add_integrations(rs.tensorboard_dir);
   if (plan.train) {
     const nlohmann::json m = train_metrics(sum, t, rs);
     report::save_hf_metrics(out, "train", m, sum.results);  // train_results.json: bridgetune's keys plus HF's
@@ -290,14 +303,50 @@ void run_recipe(const RecipeOptions& r) {
     report::write_json_atomic(out / "training_args.json", args);
     write_state_and_card(r, rs, sum, eval_metrics);
   }
-  if (r.hooks.quiet) return;
+  if (r.hooks.quiet) return true;
   std::string files = "all_results.json";
   if (plan.train) files += ", trainer_state.json, training_args.json, README.md (model card)";
   for (const Split& s : plan.evals) files += ", " + s.prefix + "_results.json";
   if (!rs.tensorboard_dir.empty()) files += "; TensorBoard events in " + rs.tensorboard_dir;
+  if (mlflow)
+    files += str("; MLflow run ", mlflow->run_id(), " (experiment ", mlflow->experiment_id(), ") in ",
+                 mlflow->root().string(), ": mlflow ui --backend-store-uri ", mlflow->root().string());
   std::printf("HF Trainer files in %s: %s\n", out.c_str(), files.c_str());
   std::fflush(stdout);
   if (plan.train && rs.demo) use_the_demo_model(t, rs);
+  return true;
+}
+
+// While the recipe runs, its MLflow run is the process's active one (the trainer's run log mirrors into it).
+struct ActiveMlflowRun {
+  explicit ActiveMlflowRun(std::shared_ptr<report::MlflowRun> run) { report::set_active_mlflow_run(std::move(run)); }
+  ~ActiveMlflowRun() { report::set_active_mlflow_run(nullptr); }
+};
+
+}  // namespace
+
+void run_recipe(const RecipeOptions& r) {
+  const TrainOptions& t = r.train;
+  const Plan plan = plan_of(r);
+  const RunSettings rs = resolve_settings(t, plan.inputs);
+  if (t.rank == 0) {
+    for (const std::string& note : rs.notes) std::printf("%s\n", note.c_str());
+    if (r.report_to.wandb)  // no W&B client here: the TensorBoard events carry the run to it
+      std::printf("note: --report_to wandb: bridgetune has no W&B client; upload this run's TensorBoard events with "
+                  "`wandb sync --sync-tensorboard %s`\n", rs.tensorboard_dir.c_str());
+  }
+  const std::shared_ptr<report::MlflowRun> mlflow = start_mlflow(r, rs);
+  const ActiveMlflowRun active(mlflow);
+  try {
+    const bool completed = run_phases(r, plan, rs, mlflow.get());
+    if (mlflow) mlflow->end(completed ? report::MlflowStatus::kFinished : report::MlflowStatus::kKilled);
+  } catch (const StopRequested&) {  // a signal: MLflow's KILLED, as its own client marks a run it was stopped in
+    if (mlflow) mlflow->end(report::MlflowStatus::kKilled);
+    throw;
+  } catch (...) {
+    if (mlflow) mlflow->end(report::MlflowStatus::kFailed);
+    throw;
+  }
 }
 
 }  // namespace bt::train

@@ -55,6 +55,7 @@ void check_options(const TrainOptions& o, const RunSettings& s) {
   if (o.media_decode == loader::MediaDecode::kGpu && !s.use_media_pipeline)
     fail("--media_decode gpu needs --use_media_pipeline (the CPU loader decodes every image itself)");
   if (o.output_dir.empty()) fail("--output_dir must not be empty");
+  if (o.merge_lora && o.lora_rank <= 0) fail("--merge_lora needs --lora_rank: there are no adapters to merge");
   if (o.world_size < 1 || o.rank < 0 || o.rank >= o.world_size)
     fail("RANK=", o.rank, " WORLD_SIZE=", o.world_size, ": need 0 <= RANK < WORLD_SIZE");
   if (!(o.ddp_timeout > 0)) fail("--ddp_timeout must be > 0 seconds (got ", o.ddp_timeout, ")");
@@ -87,8 +88,19 @@ std::string model_source(const TrainOptions& o) {
                                        : "--model_preset " + o.model_preset;
 }
 nlohmann::json run_identity(const TrainRun& r) {
-  return {{"model", model_source(r.o)}, {"max_seq_length", r.o.max_seq_length},
-          {"dataset", data::fingerprint(*r.train_ds)}};
+  const TrainOptions& o = r.o;
+  const std::string lora = o.lora_rank > 0 ? str("rank ", o.lora_rank, ", alpha ", o.lora_alpha, ", targets ",
+                                                 o.lora_target_modules, ", saved ", o.lora_modules_to_save)
+                                           : "none";
+  return {{"model", model_source(o)}, {"max_seq_length", o.max_seq_length}, {"lora", lora},
+          {"dedupe_images_in_batch", o.dedupe_images_in_batch}, {"dataset", data::fingerprint(*r.train_ds)},
+          {"dataset_images", data::image_fingerprint(*r.train_ds)}};
+}
+// The dataset as `settings` records it, told in the terms the saved checkpoint has (older ones lack the images).
+std::string data_identity(const nlohmann::json& settings, const nlohmann::json& saved) {
+  std::string out = settings["dataset"].get<std::string>();
+  if (saved.contains("dataset_images")) out += ", " + settings["dataset_images"].get<std::string>();
+  return out;
 }
 
 // Refuses a checkpoint made with other settings (the batch, the data order, the model, the data), each with its
@@ -111,20 +123,23 @@ void check_resume_settings(const TrainRun& r) {
   const nlohmann::json now = run_identity(r);
   same("model", "the model", now["model"]);
   same("max_seq_length", "--max_seq_length", now["max_seq_length"]);
+  same("lora", "LoRA", now["lora"]);
+  same("dedupe_images_in_batch", "--dedupe_images_in_batch", now["dedupe_images_in_batch"]);
   // A resume reads the checkpoint's own tokenizer; a --tokenizer_name given beside it must be that one.
   if (!r.tokenizer_dir.empty())
     if (const std::string why = tokenizer_difference(r.resume_dir, text::Tokenizer::from_dir(r.tokenizer_dir), r.out);
         !why.empty())
       fail("--resume_from_checkpoint ", dir, ": it was made with another tokenizer than --tokenizer_name ",
            r.tokenizer_dir, " (", why, "); resume with the tokenizer it was made with (or start a new --output_dir)");
-  if (!saved.settings.contains("dataset") || saved.settings["dataset"] == now["dataset"]) return;
+  if (!saved.settings.contains("dataset")) return;
+  const std::string was = data_identity(saved.settings, saved.settings), is = data_identity(now, saved.settings);
+  if (was == is) return;
   if (!o.resume_with_changed_data)
-    fail("--resume_from_checkpoint ", dir, ": it was made on other data (", saved.settings["dataset"].get<std::string>(),
-         "; this run's: ", now["dataset"].get<std::string>(), "); resume on the same data, or pass "
-         "--resume_with_changed_data to continue on this data on purpose");
+    fail("--resume_from_checkpoint ", dir, ": it was made on other data (", was, "; this run's: ", is,
+         "); resume on the same data, or pass --resume_with_changed_data to continue on this data on purpose");
   if (r.talk)
     std::printf("note: --resume_with_changed_data: resuming %s (made on %s) on other data (%s)\n", dir.c_str(),
-                saved.settings["dataset"].get<std::string>().c_str(), now["dataset"].get<std::string>().c_str());
+                was.c_str(), is.c_str());
 }
 
 // The launch environment: torchrun's variables when the CLI saw a multi-process launch, else one process.
@@ -260,6 +275,11 @@ void build_model(TrainRun& r) {
       r.cfg, r.device.is_cuda() ? torch::TensorOptions().device(r.device) : torch::TensorOptions());
   if (r.resume_dir.empty() && !r.model_dir.empty()) r.model->load_weights(r.model_dir, true);
   if (r.resume_dir.empty()) init_logit_scale(r.model, o);  // a resumed run keeps its checkpoint's
+  const std::string base = o.model_name_or_path.empty() ? fs::absolute(r.out).string() : o.model_name_or_path;
+  if (const int adapted = apply_lora(r.model, o, base); adapted > 0 && r.talk)
+    std::printf("LoRA: rank %d adapters on %d Linear layers; %lld of %lld parameters train\n", o.lora_rank, adapted,
+                static_cast<long long>(r.model->count_parameters(true)),
+                static_cast<long long>(r.model->count_parameters()));
   apply_freezing(r.model, o);
   r.model->to(r.device);
   r.model->train();
@@ -407,7 +427,7 @@ loader::LoaderOptions loader_options(const TrainOptions& o, const RunSettings& s
   lo.transform.image_size = cfg.vision.image_size;
   cfg.image.apply_to(lo.transform);  // the model folder's mean/std (preprocessor_config.json), else CLIP's
   lo.transform.dct_scaling = o.jpeg_dct_scaling;
-  lo.transform.mode = train ? o.train_transform : media::TransformMode::kEval;
+  if (train) media::apply_augment(o.train_transform, lo.transform);  // else the spec's default: eval
   lo.on_bad_sample = s.read.on_bad;
   lo.decoded_cache_mb = static_cast<size_t>(std::max(o.decoded_cache_mb, 0));
   lo.sampler.seed = o.seed;

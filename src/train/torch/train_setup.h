@@ -16,6 +16,7 @@
 #include "loader/global_order.h"
 #include "loader/loader.h"
 #include "model/bridgetower.h"
+#include "model/flops.h"
 #include "source/source.h"
 #include "text/tokenizer.h"
 #include "train/loss_scale.h"
@@ -66,6 +67,7 @@ struct TrainRun {
   std::shared_ptr<loader::GlobalOrderView> global_view;  // several ranks with dedupe: the global order
   std::unique_ptr<loader::Loader> train_loader, val_loader;
   TrainerState st;  // the step to start from (non-zero when resuming)
+  model::StepFlops flops;  // this rank's model FLOPs so far, counted by the step (contrastive_step.h)
 
   int batch() const { return s.train_batch; }
   int image_size() const { return cfg.vision.image_size; }

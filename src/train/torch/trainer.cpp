@@ -18,7 +18,7 @@
 #include "model/cuda_ops.h"
 #include "model/device.h"
 #include "model/quick_gelu.h"
-#include "report/plot.h"
+#include "report/train_report.h"
 #include "report/progress.h"
 #include "report/run_log.h"
 #include "train/checkpoint_dir.h"
@@ -62,7 +62,6 @@ class TrainLoop {
     if (r_.talk) bar_.log(line);
   }
   TrainSummary finish();
-  void write_plot() const;
   nlohmann::json results_json(const TrainSummary& sum, const RunStats& rs) const;
   void print_results(const nlohmann::json& results) const;
 
@@ -89,8 +88,11 @@ class TrainLoop {
   double last_nonfinite_loss_ = 0;
   // Preemption (train/stop_signal.h): the signal that asked this run to stop, once every rank has seen it.
   int stop_signal_ = 0;
-  // --on_bad_sample skip: the samples every rank skipped, and this rank's first reasons (train_results.json).
-  int64_t skipped_samples_ = 0;
+  // --on_bad_sample skip: the samples every rank skipped, and this rank's first reasons (train_results.json);
+  // skipped_before_: those of the runs this one resumed (the checkpoint's count); skipped_here_: this rank's, in
+  // the batches it trained on (the loader's own count includes batches read ahead).
+  int64_t skipped_samples_ = 0, skipped_before_ = 0, skipped_here_ = 0;
+  int64_t all_ranks_skipped() const;  // collective
   std::vector<std::string> first_skipped_;
   // The built-in demo shows what training bought: held-out matching and retrieval, before and after.
   eval::EmbedOptions demo_eval_;
@@ -107,8 +109,9 @@ TrainLoop::TrainLoop(TrainRun& r)
       selector_(r.selection) {
   selector_.restore(r_.st.selection);
   early_stop_ = selector_.should_stop();
+  skipped_before_ = r_.st.skipped_samples;
   if (r_.main_rank) metrics_.emplace(r_.out / "metrics.jsonl", !r_.resume_dir.empty(), r_.st.global_step);
-  if (r_.main_rank && !s_.tensorboard_dir.empty()) metrics_->add_tensorboard(s_.tensorboard_dir);
+  if (r_.main_rank) metrics_->add_integrations(s_.tensorboard_dir);  // --report_to: TensorBoard, MLflow
   say(str("training ", r_.cfg.text.hidden_size, "-wide BridgeTower (", r_.model->count_parameters(true),
           " trainable parameters) on ", r_.train_ds->size(), " rows: ", r_.plan.total_steps, " steps of ",
           r_.batch() * o_.gradient_accumulation_steps * o_.world_size, " samples, ", o_.dataloader_num_workers,
@@ -143,6 +146,7 @@ TrainLoop::TrainLoop(TrainRun& r)
 }
 
 TrainSummary TrainLoop::run() {
+  arm_stop_signals();  // from here a stop signal saves the step it ends (before: nothing to save, stops at once)
   while (r_.st.global_step < r_.plan.total_steps && !stopped_early_ && !early_stop_ && !diverged() && !stop_signal_)
     run_epoch();
   batches_->stop();
@@ -169,6 +173,7 @@ void TrainLoop::run_epoch() {
 void TrainLoop::after_step(const StepResult& s) {
   TrainerState& st = r_.st;
   ++st.global_step;
+  skipped_here_ += s.skipped_rows;
   const int64_t per_epoch = r_.plan.steps_per_epoch;
   st.epoch = static_cast<uint64_t>(st.global_step / per_epoch);
   st.batch_in_epoch = static_cast<size_t>(st.global_step % per_epoch) * o_.gradient_accumulation_steps;
@@ -263,7 +268,7 @@ void TrainLoop::flush_window() {
   rec.samples_per_s = w.samples_per_s;
   rec.data_wait_percent = w.data_wait_percent;
   rec.grad_norm = last_grad_norm_;
-  rec.skipped_samples = static_cast<int64_t>(r_.train_loader->stats().skipped);
+  rec.skipped_samples = skipped_before_ + skipped_here_;
   rec.nonfinite_steps = nonfinite_steps_;
   for (const auto& [key, factor] : part_lr_factors(o_, s_)) rec.scalars.emplace_back(key, rec.lr * factor);
   rec.scalars.emplace_back("logit_scale", r_.model->logit_scale.item<double>());
@@ -332,8 +337,16 @@ void TrainLoop::load_best_model() {
           " at step ", best, ") from ", dir.string()));
 }
 
+// Samples skipped by every rank's loader (each reads its share of the rows), with the resumed runs'.
+int64_t TrainLoop::all_ranks_skipped() const {
+  const double local = static_cast<double>(skipped_here_);
+  return skipped_before_ +
+         std::llround(r_.group->distributed() ? r_.group->all_reduce_mean(local) * o_.world_size : local);
+}
+
 void TrainLoop::save() {
   meter_.pause(now_s());
+  r_.st.skipped_samples = all_ranks_skipped();  // every rank is here: a resumed run counts on from it
   if (r_.main_rank) {
     save_checkpoint(r_.out, r_.model, *r_.tok, *r_.opt, r_.plan.schedule, r_.st);
     rotate_checkpoints(r_.out, o_.save_total_limit, selector_.best_step());
@@ -378,31 +391,19 @@ TrainSummary TrainLoop::finish() {
   std::error_code ec;
   if (selector_.best_step() >= 0 && fs::is_directory(best_dir, ec)) sum.best_model_checkpoint = best_dir.string();
   if (early_stop_) sum.early_stop_reason = selector_.stop_reason();
-  // Bad samples skipped by every rank's loader (each reads its share of the rows), and the first reasons of ours.
-  const loader::LoaderStats loaded = r_.train_loader->stats();
-  const double local_skips = static_cast<double>(loaded.skipped);
-  skipped_samples_ = static_cast<int64_t>(
-      std::llround(r_.group->distributed() ? r_.group->all_reduce_mean(local_skips) * o_.world_size : local_skips));
-  first_skipped_ = loaded.first_skipped;
+  skipped_samples_ = all_ranks_skipped();  // and the first reasons of ours
+  first_skipped_ = r_.train_loader->stats().first_skipped;
+  const model::StepFlops work = all_ranks_flops(r_);  // collective: before rank 0 goes on alone
   if (!r_.main_rank) return sum;
 
-  if (r_.hooks.save_final_model) save_final_model(r_.out, r_.model, *r_.tok);
-  if (r_.hooks.write_plot) write_plot();
+  if (r_.hooks.save_final_model) save_final_model(r_.out, r_.model, *r_.tok, o_.merge_lora);
+  if (r_.hooks.write_plot)
+    report::write_training_plot(r_.out / "metrics.jsonl", r_.out / "training_plot.png",
+                                str("bridgetune train: ", r_.model_dir.empty() ? o_.model_preset : r_.model_dir));
   sum.results = results_json(sum, rs);
+  sum.results.update(work_results(r_, work, sum.train_samples_per_second));  // total_flos, tflops_per_s, mfu, ...
   if (r_.talk) print_results(sum.results);
   return sum;
-}
-
-void TrainLoop::write_plot() const {
-  auto recs = report::read_window_records(r_.out / "metrics.jsonl");
-  report::Series loss{"loss", {}, {}}, sps{"samples/s", {}, {}};
-  for (const auto& r : recs) {
-    loss.x.push_back(static_cast<double>(r.step)), loss.y.push_back(r.loss);
-    sps.x.push_back(static_cast<double>(r.step)), sps.y.push_back(r.samples_per_s);
-  }
-  report::write_line_panels_png(r_.out / "training_plot.png",
-                        str("bridgetune train: ", r_.model_dir.empty() ? o_.model_preset : r_.model_dir),
-                        "step", {{"training loss", "loss", {loss}}, {"throughput", "samples/s", {sps}}});
 }
 
 nlohmann::json TrainLoop::results_json(const TrainSummary& sum, const RunStats& rs) const {
@@ -457,29 +458,17 @@ nlohmann::json TrainLoop::results_json(const TrainSummary& sum, const RunStats& 
 }
 
 void TrainLoop::print_results(const nlohmann::json& results) const {
-  const fs::path& out = r_.out;
-  std::printf("\n***** train results *****\n");
-  for (auto& [k, v] : results.items()) std::printf("  %-28s = %s\n", k.c_str(), v.dump().c_str());
+  report::TrainReport rep{results, {}, 0, r_.out, r_.hooks.write_plot, r_.hooks.save_final_model, {}};
   if (demo_after_) {
-    auto row = [](const char* what, double before, double after, double chance) {
-      std::printf("  %-30s %.3f -> %.3f   (chance %.3f)\n", what, before, after, chance);
-    };
-    std::printf("\n***** what training bought (held-out demo split, %lld images) *****\n",
-                (long long)demo_after_->images);
-    row("matching accuracy (5 choices)", demo_before_->matching.accuracy, demo_after_->matching.accuracy,
-        demo_after_->matching.chance);
     const double chance = demo_after_->retrieval.r1_chance;
-    row("image->text R@1", demo_before_->retrieval.i2t_r1, demo_after_->retrieval.i2t_r1, chance);
-    row("text->image R@1", demo_before_->retrieval.t2i_r1, demo_after_->retrieval.t2i_r1, chance);
+    rep.demo = {{"matching accuracy (5 choices)", demo_before_->matching.accuracy, demo_after_->matching.accuracy,
+                 demo_after_->matching.chance},
+                {"image->text R@1", demo_before_->retrieval.i2t_r1, demo_after_->retrieval.i2t_r1, chance},
+                {"text->image R@1", demo_before_->retrieval.t2i_r1, demo_after_->retrieval.t2i_r1, chance}};
+    rep.demo_images = static_cast<long long>(demo_after_->images);
   }
-  std::printf("\noutputs in %s:\n", out.c_str());
-  std::printf("  %-20s %s\n", "results", (out / "train_results.json").c_str());
-  std::printf("  %-20s %s\n", "per-window metrics", (out / "metrics.jsonl").c_str());
-  if (r_.hooks.write_plot) std::printf("  %-20s %s\n", "plot", (out / "training_plot.png").c_str());
-  if (r_.hooks.save_final_model) std::printf("  %-20s %s (config.json, model.safetensors, tokenizer)\n", "final model", out.c_str());
-  auto cks = list_checkpoints(out);
-  if (!cks.empty()) std::printf("  %-20s %s\n", "latest checkpoint", cks.back().path.c_str());
-  std::fflush(stdout);
+  if (auto cks = list_checkpoints(r_.out); !cks.empty()) rep.latest_checkpoint = cks.back().path.string();
+  report::print_train_report(rep);
 }
 
 }  // namespace

@@ -161,6 +161,23 @@ TEST_F(Evaluate, CliNamesABadRowOrCountsItUnderSkip) {
   EXPECT_EQ(lines, 2);
 }
 
+// --on_bad_sample skip: the images left out are counted and named, with why, in eval_results.json.
+TEST_F(Evaluate, CliNamesTheImagesItSkipped) {
+  const fs::path dir = root_ / "holes";
+  fs::create_directories(dir);
+  fs::copy(root_ / "data", dir, fs::copy_options::recursive | fs::copy_options::skip_existing);
+  fs::remove(dir / "images" / "000001.jpg");
+  const std::vector<std::string> args = {"evaluate", "--model_name_or_path", (root_ / "model").string(),
+                                         "--validation_file", (dir / "captions.jsonl").string(), "--task", "retrieval",
+                                         "--on_bad_sample", "skip", "--per_device_eval_batch_size", "3",
+                                         "--output_dir", (dir / "out").string()};
+  ASSERT_EQ(test::wait_exit_code(test::spawn_bridgetune(args, dir / "skip.log")), 0) << test::slurp(dir / "skip.log");
+  auto results = nlohmann::json::parse(test::slurp(dir / "out" / "eval_results.json"));
+  EXPECT_GT(results.at("eval_skipped").get<double>(), 0);
+  ASSERT_TRUE(results.contains("eval_first_skipped")) << results.dump();
+  EXPECT_NE(results["eval_first_skipped"][0].get<std::string>().find("000001.jpg"), std::string::npos) << results.dump();
+}
+
 TEST_F(Evaluate, CliScoresParquetListColumns) {
   // The parquet fixture: caption_choices list<string> (row 4's list is empty) and is_cartoon (row 7 is null)
   // standing in for the label: 9 scorable rows, 2 bad ones.

@@ -151,4 +151,6 @@ TEST_F(BatchProviders, UploadCaptionsIsTheTokenizersBatchEncoding) {
   EXPECT_EQ(std::vector<int64_t>(m.attention_mask.data_ptr<int64_t>(), m.attention_mask.data_ptr<int64_t>() + 16),
             enc.attention_mask);
   EXPECT_EQ(m.attention_mask[0].sum().item<int64_t>() < 8, true);  // the short caption is padded
+  // Each row's real length, on the host, for the step's FLOP count (model/flops.h: padding apart).
+  EXPECT_EQ(m.text_lengths, (std::vector<int32_t>{int32_t(m.attention_mask[0].sum().item<int64_t>()), 8}));
 }

@@ -43,6 +43,11 @@ TEST(BenchCli, InMemoryRowFirstAndJsonComplete) {
   EXPECT_TRUE(j["rows"][1]["precision_check"].get<bool>());
   EXPECT_EQ(j["precision"].get<std::string>().rfind("precision: bf16 runs the model ", 0), 0u) << j["precision"];
   EXPECT_EQ(j["rows"][2]["label"], "workers 0");
+  for (const auto& row : j["rows"]) {  // the work: model FLOPs per second, and MFU against the measured CPU GEMM rate
+    EXPECT_GT(row["tflops_per_s"].get<double>(), 0) << row;
+    EXPECT_GT(row["mfu"].get<double>(), 0) << row;
+    EXPECT_NE(row["peak_source"].get<std::string>().find("measured"), std::string::npos) << row;
+  }
   EXPECT_TRUE(j["complete"].get<bool>());
   EXPECT_TRUE(j["errors"].empty());
 }

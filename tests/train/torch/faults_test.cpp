@@ -13,6 +13,7 @@
 #include <fstream>
 #include <random>
 #include <thread>
+#include <nlohmann/json.hpp>
 
 #include "data/synth.h"
 #include "report/run_log.h"
@@ -78,9 +79,10 @@ TEST_F(Faults, SigtermSavesTheStepItFinishedAndLatestOrNoneResumesIt) {
 }
 
 // Signals at moments drawn at random (seeded), with a checkpoint every step so that many land during a save, and
-// in every other round a second signal soon after the first (which stops at once, maybe half-way through a save):
-// every round exits 128 + SIGTERM, every checkpoint listed is intact (manifest, state file), and the requeued
-// command resumes the newest one and finishes.
+// in every other round the same signal again soon after (what a launcher forwarding it to a signalled process group
+// does: the same request, still a graceful stop): every round saves its step and exits 128 + SIGTERM, every
+// checkpoint listed is intact (manifest, state file), and the requeued command resumes the newest and finishes.
+// (A second signal after kSameRequestSeconds stops at once: train.StopSignal.*.)
 TEST_F(Faults, SignalsAtAnyMomentLeaveOnlyIntactCheckpoints) {
   const fs::path out = root_ / "signals";
   std::mt19937 rng(42);
@@ -95,11 +97,12 @@ TEST_F(Faults, SignalsAtAnyMomentLeaveOnlyIntactCheckpoints) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 300));
     kill(pid, SIGTERM);
-    if (round % 2 == 1) {
+    if (round % 2 == 1) {  // within kSameRequestSeconds: the same request (a launcher forwarding it), not a second
       std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 60));
       kill(pid, SIGTERM);
     }
     EXPECT_EQ(bt::test::wait_exit_code(pid), 128 + SIGTERM) << bt::test::slurp(log);
+    EXPECT_NE(bt::test::slurp(log).find("stopped by SIGTERM after step "), std::string::npos) << bt::test::slurp(log);
     const auto listed = bt::train::list_checkpoints(out);
     ASSERT_FALSE(listed.empty()) << bt::test::slurp(log);
     for (const auto& c : listed) EXPECT_EQ(bt::train::checkpoint_problem(c.path), "") << "round " << round;
@@ -198,6 +201,27 @@ TEST_F(Faults, ACheckpointOfAnotherRunIsRefused) {
   merges.erase(merges.find_last_of('\n', merges.size() - 2) + 1);
   std::ofstream(other_tok / "merges.txt", std::ios::trunc) << merges;
   refused({"--tokenizer_name", other_tok.string()}, "made with another tokenizer than --tokenizer_name");
+  refused({"--dedupe_images_in_batch", "false"}, "made with --dedupe_images_in_batch true, this run has false");
+  // The same captions with the images shuffled among the rows is other data.
+  const fs::path shuffled = root_ / "shuffled";
+  fs::create_directories(shuffled);
+  fs::create_directory_symlink(root_ / "data" / "images", shuffled / "images");
+  {
+    std::ifstream in(root_ / "data" / "captions.jsonl");
+    std::vector<nlohmann::json> rows;
+    for (std::string line; std::getline(in, line);) rows.push_back(nlohmann::json::parse(line));
+    std::ofstream o(shuffled / "captions.jsonl");
+    for (size_t i = 0; i < rows.size(); ++i) {
+      nlohmann::json row = rows[i];
+      row["image"] = rows[(i + 1) % rows.size()]["image"];
+      o << row.dump() << "\n";
+    }
+  }
+  std::vector<std::string> moved = args(out, 4);
+  moved[2] = shuffled.string();
+  EXPECT_EQ(train(moved, {"--resume_from_checkpoint", "latest"}, root_ / "identity_shuffled.log"), 1);
+  EXPECT_NE(bt::test::slurp(root_ / "identity_shuffled.log").find("it was made on other data"), std::string::npos)
+      << bt::test::slurp(root_ / "identity_shuffled.log");
   bt::data::SynthOptions so;
   so.n = 40, so.images = 10, so.seed = 9, so.min_width = 96, so.max_width = 128, so.threads = 2;
   bt::data::write_synth((root_ / "other").string(), so);
@@ -238,6 +262,19 @@ TEST_F(Faults, SkippedSamplesAreCountedEverywhere) {
   EXPECT_NE(results.find("\"skipped_samples\": " + std::to_string(recs.back().skipped_samples)), std::string::npos)
       << results;
   EXPECT_NE(results.find("(looked for " + images[0].string() + ")"), std::string::npos) << results;
+  // Stopped half-way and resumed, the run counts on from its checkpoint: the same total as in one go.
+  const fs::path halves = root_ / "holes_halves";
+  std::vector<std::string> half = args(halves, 3);
+  half[2] = data.string();
+  ASSERT_EQ(train(half, {"--on_bad_sample", "skip", "--save_steps", "3"}, root_ / "holes_half.log"), 0);
+  half = args(halves, 6);
+  half[2] = data.string();
+  ASSERT_EQ(train(half, {"--on_bad_sample", "skip", "--resume_from_checkpoint", "latest"}, root_ / "holes_rest.log"), 0)
+      << bt::test::slurp(root_ / "holes_rest.log");
+  EXPECT_EQ(bt::report::read_window_records(halves / "metrics.jsonl").back().skipped_samples, recs.back().skipped_samples);
+  EXPECT_NE(bt::test::slurp(halves / "train_results.json").find("\"skipped_samples\": " +
+                                                                std::to_string(recs.back().skipped_samples)),
+            std::string::npos) << bt::test::slurp(halves / "train_results.json");
 }
 
 }  // namespace

@@ -194,6 +194,17 @@ TEST_F(TrainCli, FinishedRunNeedsOverwriteAndResumeReproducesLosses) {
                         "data_wait_percent", "world_size"})
     EXPECT_TRUE(res.contains(k)) << k;
   EXPECT_EQ(res["train_samples"].get<int64_t>(), 48);
+  // The work (model/flops.h): counted model FLOPs (3 x forward at the batches' shapes), HF's total_flos (6 x
+  // non-embedding parameters x text tokens) here and in trainer_state.json, the rate and MFU (CPU: measured peak).
+  const double per_sample = res["model_flops_per_sample"].get<double>(), tokens = res["text_tokens_per_sample"];
+  EXPECT_DOUBLE_EQ(res["model_flops"].get<double>(), 48 * per_sample);
+  EXPECT_GT(tokens, 2);
+  EXPECT_GT(res["total_flos"].get<double>(), 0);
+  EXPECT_EQ(res["total_flos"], bt::report::read_json_file(full / "trainer_state.json")["total_flos"]);
+  EXPECT_GE(res["padding_flops_percent"].get<double>(), 0);
+  EXPECT_LT(res["padding_flops_percent"].get<double>(), 100);
+  EXPECT_NEAR(res["tflops_per_s"].get<double>(), per_sample * res["train_samples_per_second"].get<double>() / 1e12, 1e-9);
+  EXPECT_GT(res["mfu"].get<double>(), 0);
   const auto ref = losses(full);
   ASSERT_EQ(ref.size(), 6u);
 

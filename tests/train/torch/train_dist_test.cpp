@@ -264,6 +264,41 @@ TEST_F(TrainDist, RanksStopWhenTheirLauncherIsKilled) {
   EXPECT_EQ(bt::train::checkpoint_problem(listed.back().path), "");
 }
 
+// A rank still connecting to its job's store (rank 0 never came up) when the launcher is SIGKILLed: it has nothing
+// to save and stops at once, instead of retrying the dead launcher's port until --ddp_timeout (60 s here) and
+// joining whichever job takes the port next.
+TEST_F(TrainDist, AStartingRankStopsWhenItsLauncherIsKilled) {
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  const fs::path out = root_ / "starting";
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t launcher = fork();
+  if (launcher == 0) {
+    pid_t rank = spawn_bridgetune(base(out, 4, 10), root_ / "starting.log", 1, 2, free_port(), /*launched=*/true);
+    (void)!write(fds[1], &rank, sizeof rank);
+    for (;;) pause();
+  }
+  close(fds[1]);
+  pid_t rank = -1;
+  ASSERT_EQ(read(fds[0], &rank, sizeof rank), ssize_t(sizeof rank));
+  close(fds[0]);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // connecting, retrying
+  kill(launcher, SIGKILL);
+  wait_exit_code(launcher);
+  int code = -1;
+  for (const auto t0 = Clock::now(); code < 0 && Clock::now() - t0 < std::chrono::seconds(10);) {
+    int status = 0;
+    if (waitpid(rank, &status, WNOHANG) == rank)
+      code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (code < 0) kill(rank, SIGKILL), wait_exit_code(rank);
+  prctl(PR_SET_CHILD_SUBREAPER, 0);
+  EXPECT_EQ(code, 128 + SIGTERM) << "(-1: still running 10 s after its launcher died)\n" << slurp(root_ / "starting.log");
+  EXPECT_NE(slurp(root_ / "starting.log").find("nothing to save"), std::string::npos) << slurp(root_ / "starting.log");
+}
+
 TEST_F(TrainDist, InterruptedTwoRankRunResumesLatestWithTheSameLosses) {
   const fs::path full = root_ / "full", cut = root_ / "cut";
   expect_ok(run(with(base(full, 4, 6), {"--gather_embeddings"}), root_ / "full.log", 2));
