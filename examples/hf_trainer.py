@@ -11,6 +11,9 @@ run_clip.py's Transform does. DATA may be a hub dataset id too (with --split / -
 The loader yields {"pixel_values", "input_ids", "attention_mask"}, which BridgeTowerForContrastiveLearning takes as
 is; rank/world_size come from torch.distributed when the Trainer runs under torchrun, and the Trainer's
 set_epoch(epoch) call reseeds the shuffle each epoch.
+
+This shows the minimum by hand (training only). bridgetune.hf.ContrastiveTrainer (README, "Python") is the whole
+drop-in: evaluation with eval_loss, retrieval and matching metrics, and resume through the loader's state.
 """
 import argparse
 

@@ -78,13 +78,15 @@ def transfer(a):
     half_a, half_b, held_out = (os.path.join(w, d) for d in ("half_a", "half_b", "held_out"))
     synth(a.bin, half_a, 6000, 2000, 11, 96)
     synth(a.bin, half_b, 6000, 2000, 12, 96)
-    synth(a.bin, held_out, 64, 32, 13, 96)
+    synth(a.bin, held_out, 512, 256, 13, 96)
     demo = ["--learning_rate", "5e-4", "--warmup_ratio", "0.05", "--dropout", "0", "--per_device_train_batch_size", "32"]
-    pre = os.path.join(w, "pretrained")
-    train(a.bin, pre, ["--model_preset", "tiny", "--train_file", half_a, "--max_steps", str(a.pretrain_steps)] + demo)
+    pre = os.path.join(w, f"pretrained_{a.pretrain_steps}")
+    if not os.path.exists(os.path.join(pre, "train_results.json")):  # reused by later runs of the fine-tuning half
+        train(a.bin, pre, ["--model_preset", "tiny", "--train_file", half_a, "--max_steps", str(a.pretrain_steps)] + demo)
     out = {"pretrained": matching_accuracy(a.bin, pre, held_out, pre + "_eval")}
-    for mode, lr, extra in (("full", a.full_lr, []), ("lora", a.lora_lr, ["--lora_rank", str(a.rank)])):
-        d = os.path.join(w, f"finetuned_{mode}")
+    lora = ["--lora_rank", str(a.rank), "--lora_modules_to_save", a.lora_modules_to_save]
+    for mode, lr, extra in (("full", a.full_lr, []), ("lora", a.lora_lr, lora)):
+        d = os.path.join(w, f"finetuned_{mode}_r{a.rank}")
         r = train(a.bin, d, ["--model_name_or_path", pre, "--train_file", half_b, "--max_steps", str(a.finetune_steps),
                              "--learning_rate", str(lr), "--warmup_ratio", "0.05", "--dropout", "0",
                              "--per_device_train_batch_size", "32", "--save_strategy", "no"] + extra)
@@ -105,8 +107,9 @@ def main():
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--rank", type=int, default=8)
-    p.add_argument("--pretrain_steps", type=int, default=375)
-    p.add_argument("--finetune_steps", type=int, default=188)
+    p.add_argument("--pretrain_steps", type=int, default=150)
+    p.add_argument("--finetune_steps", type=int, default=375)
+    p.add_argument("--lora_modules_to_save", default="", help="transfer: the pre-trained heads stay frozen by default")
     p.add_argument("--full_lr", type=float, default=1e-4)
     p.add_argument("--lora_lr", type=float, default=1e-3)
     a = p.parse_args()

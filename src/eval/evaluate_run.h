@@ -5,8 +5,11 @@
 // Contract:
 //  - matching: `data` is a matching JSONL file (image, caption_choices, label; see data/matching_parse.h).
 //    retrieval: `data` is a captions file/folder or tar shards (image-caption pairs).
-//  - Writes output_dir/eval_results.json (HF key names, eval_ prefix) and, for matching, predictions.jsonl
-//    (one line per scored row: file line, image, label, prediction, per-choice scores); both atomically.
+//    auto (the default): matching when the data has the matching shape (eval/torch/matching_source.h), else
+//    retrieval; one line says which.
+//  - Writes output_dir/eval_results.json (HF key names, eval_ prefix) and predictions.jsonl, one line per scored
+//    row: matching: file line, image, label, prediction, per-choice scores; retrieval: row, image, caption, the
+//    rank of its image and the best-scoring images. Both atomically.
 //  - Every check that can fail on user input runs before anything is written.
 #pragma once
 #include <map>
@@ -20,13 +23,13 @@ namespace bt::eval {
 // CPU's cores busy without holding many images).
 inline constexpr int kDefaultEvalBatchSize = 16;
 
-// --task: the contest's matching questions, or image<->text retrieval over image-caption pairs.
-enum class EvalTask { kMatching, kRetrieval };
+// --task: the contest's matching questions, or image<->text retrieval over image-caption pairs; auto: by the data.
+enum class EvalTask { kAuto, kMatching, kRetrieval };
 
 struct EvaluateOptions {
   std::string model_name_or_path;
   std::string data;             // --validation_file
-  EvalTask task = EvalTask::kMatching;
+  EvalTask task = EvalTask::kAuto;
   std::string output_dir;
   source::ReadOptions read;  // --image_column, --caption_column (retrieval), --on_bad_sample, --max_line_bytes
   std::string choices_column = "caption_choices", label_column = "label";

@@ -25,6 +25,14 @@ struct RetrievalEval {
   // batch its own negatives), averaged over the samples of the batches of 2 rows or more, and the batches read.
   double loss = 0;
   int64_t loss_samples = 0, batches = 0;
+  // Per scored row (`evaluate`'s predictions.jsonl): its dataset row, its image's rank among the gallery and the
+  // dataset rows of the best-scoring images (each image's first row), best first.
+  struct Prediction {
+    size_t row = 0;
+    int64_t rank = 0;
+    std::vector<size_t> top_rows;
+  };
+  std::vector<Prediction> predictions;
 };
 
 struct MatchingEval {

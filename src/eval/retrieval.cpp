@@ -60,4 +60,27 @@ RetrievalScores retrieval_recall(const std::vector<float>& sim, int64_t n_text, 
   return r;
 }
 
+std::vector<TextRanking> text_rankings(const std::vector<float>& sim, int64_t n_text, int64_t n_image,
+                                       const std::vector<int64_t>& text_image, int top) {
+  if (static_cast<int64_t>(sim.size()) != n_text * n_image || static_cast<int64_t>(text_image.size()) != n_text)
+    fail("text_rankings: similarity matrix is ", sim.size(), " values, expected ", n_text, "x", n_image);
+  std::vector<TextRanking> out(static_cast<size_t>(n_text));
+  std::vector<int64_t> order(static_cast<size_t>(n_image));
+  const size_t k = static_cast<size_t>(std::min<int64_t>(top, n_image));
+  for (int64_t t = 0; t < n_text; ++t) {
+    const float* row = sim.data() + t * n_image;
+    const int64_t gt = text_image[t];
+    if (gt < 0 || gt >= n_image) fail("text_rankings: text ", t, " names image ", gt, " of ", n_image);
+    TextRanking& r = out[static_cast<size_t>(t)];
+    r.rank = 1;
+    for (int64_t i = 0; i < n_image; ++i)
+      if (i != gt && row[i] >= row[gt]) ++r.rank;
+    for (int64_t i = 0; i < n_image; ++i) order[static_cast<size_t>(i)] = i;
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(),
+                      [row](int64_t a, int64_t b) { return row[a] > row[b] || (row[a] == row[b] && a < b); });
+    r.top.assign(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k));
+  }
+  return out;
+}
+
 }  // namespace bt::eval

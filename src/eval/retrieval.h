@@ -23,4 +23,13 @@ struct RetrievalScores {
 RetrievalScores retrieval_recall(const std::vector<float>& sim, int64_t n_text, int64_t n_image,
                                  const std::vector<int64_t>& text_image);
 
+// Per text (`evaluate`'s predictions.jsonl): the 1-based rank of its own image (ties against it, as above) and the
+// `top` best-scoring images, best first (ties: the lower index first).
+struct TextRanking {
+  int64_t rank = 0;
+  std::vector<int64_t> top;
+};
+std::vector<TextRanking> text_rankings(const std::vector<float>& sim, int64_t n_text, int64_t n_image,
+                                       const std::vector<int64_t>& text_image, int top = 5);
+
 }  // namespace bt::eval

@@ -153,7 +153,7 @@ struct TrainHooks {
   bool save_final_model = true;   // the final model in output_dir (bench measures without it)
   int64_t stop_after_step = -1;   // stop right after step N (after its checkpoint) as if killed: no final outputs
   bool loss_scaling = false;       // the fp16 loss scaler on any device (fp32 compute): its logic, testable on CPU
-  int64_t inject_nonfinite_at_step = -1;  // step N's gradients get a NaN (the scaler must skip the step)
+  int64_t inject_nonfinite_at_step = -1;  // step N's gradients get a NaN (the scaler or the divergence guard skips it)
 };
 
 struct TrainSummary {

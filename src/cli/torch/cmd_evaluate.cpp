@@ -48,9 +48,11 @@ bt::cli::Registrar reg("evaluate", "Score a checkpoint: contest matching accurac
   vf->excludes(dn);
   dn->excludes(vf);
   bt::cli::add_enum_flag(app, "--task", o->task,
-                         bt::cli::EnumWords<bt::eval::EvalTask>{{"matching", bt::eval::EvalTask::kMatching},
+                         bt::cli::EnumWords<bt::eval::EvalTask>{{"auto", bt::eval::EvalTask::kAuto},
+                                                                {"matching", bt::eval::EvalTask::kMatching},
                                                                 {"retrieval", bt::eval::EvalTask::kRetrieval}},
-                         "matching | retrieval");
+                         "auto (matching when the data has caption_choices and label, else retrieval) | matching | "
+                         "retrieval");
   app.add_option("--output_dir", o->output_dir, "Where eval_results.json (and predictions.jsonl) go")->required();
   app.add_option("--per_device_eval_batch_size", o->per_device_eval_batch_size, "Images per forward")->capture_default_str();
   app.add_option("--dataloader_num_workers", o->dataloader_num_workers, "Loader threads decoding images")->capture_default_str();

@@ -162,7 +162,14 @@ RetrievalEval score_pairs(const PairPlan& plan, const torch::Tensor& images, con
   }
   const torch::Tensor txt = texts_of(rows);
   const torch::Tensor gallery = images.index_select(0, torch::tensor(kept_index, torch::kLong));
-  r.scores = retrieval_recall(similarity(txt, gallery), txt.size(0), gallery.size(0), text_image);
+  const std::vector<float> sim = similarity(txt, gallery);
+  r.scores = retrieval_recall(sim, txt.size(0), gallery.size(0), text_image);
+  const std::vector<TextRanking> ranked = text_rankings(sim, txt.size(0), gallery.size(0), text_image);
+  for (size_t t = 0; t < rows.size(); ++t) {
+    RetrievalEval::Prediction p{rows[t], ranked[t].rank, {}};
+    for (int64_t j : ranked[t].top) p.top_rows.push_back(plan.image_rows[size_t(kept_index[size_t(j)])]);
+    r.predictions.push_back(std::move(p));
+  }
   r.pairs = int64_t(rows.size());
   r.images = gallery.size(0);
   r.texts = plan.texts;

@@ -59,6 +59,21 @@ struct Scored {
   std::string predictions;  // predictions.jsonl's lines (matching only)
 };
 
+// --task auto: the matching questions when the data has their shape, else retrieval; said in one line.
+EvalTask task_of(const EvaluateOptions& o) {
+  if (o.task != EvalTask::kAuto) return o.task;
+  MatchingSourceOptions mo = matching_source_options(o.read, o.max_eval_samples);
+  mo.choices_column = o.choices_column;
+  mo.label_column = o.label_column;
+  const bool matching = !matching_data_of(o.data, mo).empty();
+  if (!o.quiet)
+    std::printf("evaluate: task %s (%s; --task %s scores the other)\n", matching ? "matching" : "retrieval",
+                matching ? (o.choices_column + " and " + o.label_column + " found").c_str()
+                         : ("no " + o.choices_column + "/" + o.label_column + ": image-caption pairs").c_str(),
+                matching ? "retrieval" : "matching");
+  return matching ? EvalTask::kMatching : EvalTask::kRetrieval;
+}
+
 Scored matching(model::BridgeTowerForContrastiveLearning& m, const text::Tokenizer& tok, const EvaluateOptions& o,
                 const EmbedOptions& eo) {
   MatchingSourceOptions mo = matching_source_options(o.read, o.max_eval_samples);
@@ -92,6 +107,12 @@ Scored retrieval(model::BridgeTowerForContrastiveLearning& m, const text::Tokeni
   RetrievalEval r = evaluate_retrieval(m, tok, pairs, eo, o.max_eval_samples > 0 ? size_t(o.max_eval_samples) : SIZE_MAX);
   const double n = double(r.pairs);
   Scored out;
+  for (const RetrievalEval::Prediction& p : r.predictions) {
+    nlohmann::ordered_json row = {{"row", p.row}, {"image", pairs->image_key(p.row)}, {"caption", pairs->caption(p.row)},
+                                  {"rank", p.rank}, {"top_images", nlohmann::json::array()}};
+    for (size_t k : p.top_rows) row["top_images"].push_back(pairs->image_key(k));
+    out.predictions += row.dump() + "\n";
+  }
   out.metrics = run_metrics(n, r.images, r.skipped, r.seconds);
   out.metrics["eval_samples"] = n;
   out.metrics["eval_i2t_median_rank"] = r.scores.i2t_median_rank;
@@ -114,10 +135,10 @@ EvalMetrics run_evaluate(const EvaluateOptions& o) {
                                              o.max_seq_length, o.read.on_bad, device, o.bf16);
   std::vector<std::string> skipped;  // --on_bad_sample skip: the first images left out, with why
   eo.skip_reasons = &skipped;
-  const bool is_matching = o.task == EvalTask::kMatching;
+  const bool is_matching = task_of(o) == EvalTask::kMatching;
   const Scored scored = is_matching ? matching(m, tok, o, eo) : retrieval(m, tok, o, eo);
   make_output_folder(o.output_dir, "--output_dir");
-  if (is_matching) write_file_atomic(fs::path(o.output_dir) / "predictions.jsonl", scored.predictions);
+  write_file_atomic(fs::path(o.output_dir) / "predictions.jsonl", scored.predictions);
   nlohmann::ordered_json j;
   for (const auto& [k, v] : scored.metrics) j[k] = v;
   if (!skipped.empty()) j["eval_first_skipped"] = skipped;

@@ -65,8 +65,9 @@ class DataLoader:
       initialised; drop_last also decides the sharding (False pads by wrapping around so every rank gets
       ceil(n / world_size) rows, True truncates), as DistributedSampler's drop_last does.
     - Mid-epoch resume is state_dict() / load_state_dict(), not accelerate's skip_first_batches (which rebuilds a
-      torch DataLoader from per-sample indexing this loader does not have): with HF Trainer pass
-      TrainingArguments(ignore_data_skip=True) and restore the loader's state yourself.
+      torch DataLoader from per-sample indexing this loader does not have): with HF Trainer use
+      bridgetune.hf.ContrastiveTrainer, which saves and restores the loader's state with each checkpoint (a plain
+      Trainer needs TrainingArguments(ignore_data_skip=True) and the state restored by hand).
     - Wrapping it in torch.utils.data.DataLoader is refused (TypeError / RuntimeError naming the fix): every torch
       worker would yield the whole epoch again. Starting a new iteration invalidates the previous iterator
       (torch allows several at once).
@@ -231,8 +232,8 @@ _WRAPPED = ("bridgetune.DataLoader must not be wrapped in torch.utils.data.DataL
             "it directly (`for batch in loader`) and set its num_workers instead of torch's")
 _NO_SAMPLER = ("bridgetune.DataLoader has no sampler/batch_sampler to skip batches with (accelerate's "
                "skip_first_batches, HF Trainer's resume): save loader.state_dict() with the checkpoint and call "
-               "loader.load_state_dict(state) before iterating again; with HF Trainer also pass "
-               "TrainingArguments(ignore_data_skip=True)")
+               "loader.load_state_dict(state) before iterating again; with HF Trainer use "
+               "bridgetune.hf.ContrastiveTrainer, which does both")
 
 
 def _unpickle(options, pin_memory, state):

@@ -155,6 +155,13 @@ StepResult train_step(TrainRun& r, BatchProvider& batches) {
     r.opt->zero_grad();
     return s;
   }
+  // The test hook without a loss scaler: step N's gradients get a NaN, for the divergence guard to catch.
+  if (!r.loss_scale && r.hooks.inject_nonfinite_at_step == r.st.global_step + 1)
+    for (torch::Tensor& p : r.params)
+      if (p.grad().defined()) {
+        p.grad().view(-1)[0] = std::nan("");
+        break;
+      }
   s.grad_norm = clip_grad_norm(r.params, r.o.max_grad_norm);
   // Divergence: a NaN/inf loss or gradient never reaches the weights (every rank sees the same all-reduced loss
   // and, after the gradient all-reduce, the same norm, so every rank skips alike).

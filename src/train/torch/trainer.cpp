@@ -93,6 +93,7 @@ class TrainLoop {
   // the batches it trained on (the loader's own count includes batches read ahead).
   int64_t skipped_samples_ = 0, skipped_before_ = 0, skipped_here_ = 0;
   int64_t all_ranks_skipped() const;  // collective
+  int64_t resumed_step_ = 0;  // the step this process started from (a resume's checkpoint)
   std::vector<std::string> first_skipped_;
   // The built-in demo shows what training bought: held-out matching and retrieval, before and after.
   eval::EmbedOptions demo_eval_;
@@ -110,6 +111,7 @@ TrainLoop::TrainLoop(TrainRun& r)
   selector_.restore(r_.st.selection);
   early_stop_ = selector_.should_stop();
   skipped_before_ = r_.st.skipped_samples;
+  resumed_step_ = r_.st.global_step;
   if (r_.main_rank) metrics_.emplace(r_.out / "metrics.jsonl", !r_.resume_dir.empty(), r_.st.global_step);
   if (r_.main_rank) metrics_->add_integrations(s_.tensorboard_dir);  // --report_to: TensorBoard, MLflow
   say(str("training ", r_.cfg.text.hidden_size, "-wide BridgeTower (", r_.model->count_parameters(true),
@@ -249,12 +251,19 @@ bool TrainLoop::diverged() const { return nonfinite_in_a_row_ >= o_.max_nonfinit
 // saved, so every checkpoint and the weights stay finite; no final model is written.
 void TrainLoop::stop_diverged() const {
   const std::vector<CheckpointRef> cks = list_checkpoints(r_.out);
+  double largest = 0;  // a checkpoint can hold finite weights that have already blown up
+  for (const auto& p : r_.model->parameters()) largest = std::max(largest, p.detach().abs().max().item<double>());
+  const bool from_the_resume = !r_.resume_dir.empty() && r_.st.global_step - nonfinite_in_a_row_ == resumed_step_;
+  const std::string cause =
+      from_the_resume ? str("the checkpoint resumed, ", r_.resume_dir.string(), ", diverged already (it failed from "
+                            "its first step on; its weights reach ", fmt("%g", largest), "): resume an older one")
+                      : str("--learning_rate ", fmt("%g", s_.learning_rate), " is too high for this model (lower it, "
+                            "or warm up with --warmup_ratio; the weights reach ", fmt("%g", largest), ")");
   fail("training diverged: ", nonfinite_in_a_row_, " steps in a row up to step ", r_.st.global_step,
        " had a non-finite loss or gradient norm (last loss ", fmt("%g", last_nonfinite_loss_), "); none was applied. ",
        cks.empty() ? std::string("No checkpoint was saved")
                    : str("The newest checkpoint (of a step with a finite loss): ", cks.back().path.string()),
-       ". Likely cause: --learning_rate ", fmt("%g", s_.learning_rate),
-       " is too high for this model (lower it, or warm up with --warmup_ratio)");
+       ". Likely cause: ", cause);
 }
 
 void TrainLoop::flush_window() {

@@ -161,6 +161,31 @@ TEST_F(Evaluate, CliNamesABadRowOrCountsItUnderSkip) {
   EXPECT_EQ(lines, 2);
 }
 
+// Without --task the data decides, and says so: image-caption pairs are scored for retrieval (predictions.jsonl: each
+// row's image rank and the best images; the share ranked first is t2i R@1), matching-shaped data for matching.
+TEST_F(Evaluate, CliPicksTheTaskFromTheDataAndWritesPredictionsForBoth) {
+  const fs::path out = root_ / "auto";
+  std::vector<std::string> args = {"evaluate", "--model_name_or_path", (root_ / "model").string(), "--validation_file",
+                                   (root_ / "data" / "captions.jsonl").string(), "--output_dir", out.string()};
+  ASSERT_EQ(test::wait_exit_code(test::spawn_bridgetune(args, root_ / "auto.log")), 0) << test::slurp(root_ / "auto.log");
+  EXPECT_NE(test::slurp(root_ / "auto.log").find("evaluate: task retrieval"), std::string::npos) << test::slurp(root_ / "auto.log");
+  const auto results = nlohmann::json::parse(test::slurp(out / "eval_results.json"));
+  std::ifstream pred(out / "predictions.jsonl");
+  int lines = 0, first = 0;
+  for (std::string line; std::getline(pred, line); ++lines) {
+    const auto row = nlohmann::json::parse(line);
+    first += row.at("rank").get<int>() == 1;
+    EXPECT_LE(row.at("top_images").size(), 5u);
+    EXPECT_EQ(row.at("top_images")[0] == row.at("image"), row.at("rank").get<int>() == 1) << line;
+  }
+  EXPECT_EQ(lines, results.at("eval_samples").get<int>());
+  EXPECT_NEAR(double(first) / lines, results.at("eval_t2i_r1").get<double>(), 1e-9);
+  args[4] = (root_ / "data").string();  // the folder: matching.jsonl beside the captions
+  ASSERT_EQ(test::wait_exit_code(test::spawn_bridgetune(args, root_ / "auto_m.log")), 0) << test::slurp(root_ / "auto_m.log");
+  EXPECT_NE(test::slurp(root_ / "auto_m.log").find("evaluate: task matching"), std::string::npos);
+  EXPECT_TRUE(nlohmann::json::parse(test::slurp(out / "eval_results.json")).contains("eval_matching_accuracy"));
+}
+
 // --on_bad_sample skip: the images left out are counted and named, with why, in eval_results.json.
 TEST_F(Evaluate, CliNamesTheImagesItSkipped) {
   const fs::path dir = root_ / "holes";

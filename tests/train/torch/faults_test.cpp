@@ -142,6 +142,28 @@ TEST_F(Faults, DivergenceStopsWithOneLineAndWritesNothingNonFinite) {
   // Checkpoints only of steps with a finite loss: step 1's (the loss is NaN from step 2 on).
   EXPECT_TRUE(fs::is_directory(out / "checkpoint-1")) << text;
   EXPECT_FALSE(fs::exists(out / "checkpoint-2")) << text;
+  // That checkpoint's loss was finite but its weights blew up: resumed at a sane rate it fails from its first
+  // step, and the line blames the checkpoint, not the rate.
+  a = args(out, 30, "1e-4");
+  a.insert(a.end(), {"--max_nonfinite_steps", "2", "--resume_from_checkpoint", "latest"});
+  EXPECT_EQ(bt::test::wait_exit_code(bt::test::spawn_bridgetune(a, root_ / "diverged_resumed.log")), 1);
+  const std::string resumed = bt::test::slurp(root_ / "diverged_resumed.log");
+  EXPECT_NE(resumed.find("Likely cause: the checkpoint resumed, " + (out / "checkpoint-1").string() + ", diverged already"),
+            std::string::npos) << resumed;
+}
+
+// One NaN step (injected into the gradients of step 3): skipped and counted, the weights untouched, and the run
+// recovers: it ends normally, with every logged loss finite and the step in metrics.jsonl's nonfinite count.
+TEST_F(Faults, ASingleNonFiniteStepIsSkippedAndTheRunGoesOn) {
+  const fs::path out = root_ / "one_nan", log = root_ / "one_nan.log";
+  ASSERT_EQ(train(args(out, 6), {"--test_inject_nonfinite_at_step", "3"}, log), 0) << bt::test::slurp(log);
+  EXPECT_NE(bt::test::slurp(log).find("not finite, skipped (the weights are unchanged; 1 in a row"), std::string::npos)
+      << bt::test::slurp(log);
+  const auto recs = bt::report::read_window_records(out / "metrics.jsonl");
+  ASSERT_FALSE(recs.empty());
+  EXPECT_EQ(recs.back().nonfinite_steps, 1);
+  for (const auto& r : recs) EXPECT_TRUE(std::isfinite(r.loss));
+  EXPECT_TRUE(fs::exists(out / "model.safetensors"));
 }
 
 // A truncated optimizer file in the newest checkpoint, 64 KiB of 0xFF inside the next one's weights (its header
