@@ -77,10 +77,14 @@ ImageNormalization image_normalization_of(const std::string& dir, int image_size
 }
 
 void write_preprocessor_config(const std::string& path, int image_size, const ImageNormalization& norm) {
+  // What makes HF's BridgeTowerImageProcessor give the eval transform's pixels (checked against transformers 4.30.2:
+  // tests/model/fixtures/hf_processor): size_divisor 1, as its default of 32 rounds both resized edges down to a
+  // multiple of 32 and so squashes a non-square image; crop_size as {"shortest_edge"}, the one form its center_crop
+  // reads (later releases read crop_size, 4.30.2 size).
   nlohmann::json j = {{"image_processor_type", "BridgeTowerImageProcessor"},
                       {"do_resize", true},
                       {"size", {{"shortest_edge", image_size}}},
-                      {"size_divisor", 32},
+                      {"size_divisor", 1},
                       {"resample", 3},
                       {"do_rescale", true},
                       {"rescale_factor", 1.0 / 255},
@@ -88,7 +92,7 @@ void write_preprocessor_config(const std::string& path, int image_size, const Im
                       {"image_mean", norm.mean},
                       {"image_std", norm.std},
                       {"do_center_crop", true},
-                      {"crop_size", {{"height", image_size}, {"width", image_size}}},
+                      {"crop_size", {{"shortest_edge", image_size}}},
                       {"do_pad", true}};
   std::string s = j.dump(2) + "\n";
   bt::write_file_atomic(path, s);

@@ -39,7 +39,14 @@ ImageProcessorConfig read_preprocessor_config(const std::string& path);
 // Throws bt::Error naming the file when it is malformed.
 ImageNormalization image_normalization_of(const std::string& dir, int image_size);
 
-// The BridgeTowerImageProcessor file for bridgetune's transform at image_size with `norm` (atomic write).
+// The BridgeTowerImageProcessor file for bridgetune's transform at image_size with `norm` (atomic write). HF's
+// BridgeTowerProcessor (which always center-crops) then gives the eval transform's pixels, bit-exact, where HF's
+// resize geometry (fixed in its code, not in this file) equals torchvision's, as it does when long/short <= 1333/800
+// (HF caps the long edge there), image_size * long / short has a fraction < 0.5 (HF rounds it, torchvision
+// truncates) and the resized long edge - image_size is not 3 mod 4 (HF floors the crop offset, torchvision rounds
+// half to even). Otherwise the crop is 1 px off or the long edge 1 px longer; past the cap HF shrinks the short
+// edge below image_size and pads. transformers 4.30-4.40's bare BridgeTowerImageProcessor ignores the file's
+// do_center_crop: pass do_center_crop=True. Checked: tests/model/fixtures/hf_processor.
 void write_preprocessor_config(const std::string& path, int image_size, const ImageNormalization& norm);
 
 }  // namespace bt::model
