@@ -1,7 +1,15 @@
 #include "dist/env.h"
 
+#include <netdb.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
+#include <cstring>
+#include <thread>
 
 #include "common/error.h"
 
@@ -76,6 +84,42 @@ DistEnv read_env(const EnvGetter& getter) {
   }
   get_int(get, "TORCHELASTIC_RESTART_COUNT", 0, kMaxRanks, &e.restart_count);
   return e;
+}
+
+namespace {
+// One connect attempt (1 s at most): "" on success, else the reason.
+std::string try_connect(const std::string& addr, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (const int rc = getaddrinfo(addr.c_str(), std::to_string(port).c_str(), &hints, &found); rc != 0)
+    return gai_strerror(rc);
+  std::string why = "no address";
+  for (addrinfo* a = found; a; a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    timeval one_second{1, 0};
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &one_second, sizeof one_second);  // bounds connect() on Linux
+    const bool ok = ::connect(fd, a->ai_addr, a->ai_addrlen) == 0;
+    why = ok ? "" : std::strerror(errno);
+    ::close(fd);
+    if (ok) break;
+  }
+  freeaddrinfo(found);
+  return why;
+}
+}  // namespace
+
+std::string store_unreachable(const std::string& addr, int port, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  std::string why;
+  do {
+    why = try_connect(addr, port);
+    if (why.empty()) return why;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  } while (std::chrono::steady_clock::now() < deadline);
+  return why;
 }
 
 }  // namespace bt::dist

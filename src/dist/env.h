@@ -35,4 +35,9 @@ struct DistEnv {
 using EnvGetter = std::function<const char*(const char*)>;
 DistEnv read_env(const EnvGetter& get = {});
 
+// torchrun's agent hosts its store before it starts any rank, so a rank that cannot connect to it (retrying every
+// 100 ms for `seconds`) has outlived its launcher -- SIGKILLed while this process was still loading, before the
+// parent-death signal was set. "" once a TCP connection is made, else why not ("Connection refused").
+std::string store_unreachable(const std::string& addr, int port, double seconds);
+
 }  // namespace bt::dist

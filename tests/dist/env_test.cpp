@@ -1,5 +1,8 @@
 // dist/env.h parsing and the watchdog (torch-free: runs in every configuration, sanitizers included).
 #include <gtest/gtest.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
 
 #include <chrono>
 #include <cstdio>
@@ -120,3 +123,24 @@ TEST(WatchdogDeathTest, AbortsAStuckOperation) {
 
 }  // namespace
 }  // namespace bt::dist
+
+// The probe behind "torchrun's store does not answer": a listening port answers at once; a closed one is reported
+// (with why) once the retries run out.
+TEST(StoreProbe, ALiveStoreAnswersAndADeadOneIsReported) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(listener, 4), 0);
+  socklen_t len = sizeof a;
+  getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len);
+  const int port = ntohs(a.sin_port);
+  EXPECT_EQ(bt::dist::store_unreachable("127.0.0.1", port, 2.0), "");
+  ::close(listener);  // nothing listens there any more
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string why = bt::dist::store_unreachable("127.0.0.1", port, 0.3);
+  EXPECT_NE(why, "");
+  EXPECT_NE(why.find("refused"), std::string::npos) << why;
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(250));
+}

@@ -233,7 +233,8 @@ _WRAPPED = ("bridgetune.DataLoader must not be wrapped in torch.utils.data.DataL
 _NO_SAMPLER = ("bridgetune.DataLoader has no sampler/batch_sampler to skip batches with (accelerate's "
                "skip_first_batches, HF Trainer's resume): save loader.state_dict() with the checkpoint and call "
                "loader.load_state_dict(state) before iterating again; with HF Trainer use "
-               "bridgetune.hf.ContrastiveTrainer, which does both")
+               "bridgetune.hf.ContrastiveTrainer, which does both (a plain Trainer subclass also needs "
+               "TrainingArguments(ignore_data_skip=True))")
 
 
 def _unpickle(options, pin_memory, state):
