@@ -40,6 +40,15 @@ namespace bt::dist {
 // How long a rank of torchrun's tries to reach its launcher's store before concluding the launcher died.
 constexpr double kAgentStoreSeconds = 10.0;
 
+// torchrun's store lives in its launcher: if it does not answer, the launcher is gone (killed before this rank
+// could set its parent-death signal), and waiting --ddp_timeout for it would only join the next job on that port.
+void require_live_agent_store(const DistEnv& env, const std::string& who) {
+  if (!env.agent_store) return;
+  if (const std::string why = store_unreachable(env.master_addr, env.master_port, kAgentStoreSeconds); !why.empty())
+    fail(who, ": torchrun's store at ", env.master_addr, ":", env.master_port, " does not answer (", why,
+         "): its launcher is gone; nothing to save, stopping");
+}
+
 bool have_nccl() {
 #ifdef BT_DIST_HAVE_NCCL
   return true;
@@ -153,12 +162,7 @@ std::unique_ptr<Group> init_process_group(const DistEnv& env, const GroupOptions
   impl->timeout_s = options.timeout_s;
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000.0));
 
-  // torchrun's store outlives nothing of its launcher: if it does not answer, the launcher is gone (killed before
-  // this rank could set its parent-death signal) and waiting --ddp_timeout for it would only join the next job.
-  if (env.agent_store)
-    if (const std::string why = store_unreachable(env.master_addr, env.master_port, kAgentStoreSeconds); !why.empty())
-      fail(impl->who, ": torchrun's store at ", env.master_addr, ":", env.master_port, " does not answer (", why,
-           "): its launcher is gone; nothing to save, stopping");
+  require_live_agent_store(env, impl->who);
   c10d::TCPStoreOptions so;
   so.port = static_cast<uint16_t>(env.master_port);
   so.isServer = !env.agent_store && env.rank == 0;
