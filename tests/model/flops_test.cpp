@@ -64,7 +64,8 @@ TEST(Flops, ForwardEqualsTorchProfilerOpClassByOpClass) {
 // Backward: every Linear and batched product has two products of its forward's size (the gradients of both
 // operands); the convolution's backward is not counted by the profiler (convolution_backward has no formula there).
 TEST(Flops, BackwardIsTwiceTheForwardExceptThePatchEmbedding) {
-  for (const auto& c : fixture()["cases"]) {
+  const nlohmann::json fx = fixture();  // fixture()["cases"] in the range-for would dangle (a temporary)
+  for (const auto& c : fx["cases"]) {
     const BridgeTowerConfig cfg = preset(c["preset"].get<std::string>());
     const int64_t b = c["batch"], l = c["text_len"];
     const ForwardFlops f = forward_flops(cfg, b, l);
@@ -82,7 +83,8 @@ TEST(Flops, BackwardIsTwiceTheForwardExceptThePatchEmbedding) {
 }
 
 TEST(Flops, HfParameterCountsAndTotalFlos) {
-  for (const auto& c : fixture()["cases"]) {
+  const nlohmann::json fx = fixture();  // fixture()["cases"] in the range-for would dangle (a temporary)
+  for (const auto& c : fx["cases"]) {
     const BridgeTowerConfig cfg = preset(c["preset"].get<std::string>());
     const ParameterCounts p = contrastive_parameter_counts(cfg);
     EXPECT_EQ(p.total, c["num_parameters"].get<int64_t>());
