@@ -141,9 +141,10 @@ PairPlan plan_pairs(const data::Dataset& pairs, size_t n) {
 
 // The gallery logic of retrieval, for both ways of embedding: the images with an embedding (image_ok) renumbered
 // densely, and as queries the rows whose image is among them (and, when row_read is given, that were read);
-// texts_of(rows) embeds those rows' captions, in order. A good row left out is counted in `skipped`.
+// texts_of(rows) embeds those rows' captions, in order. A good row left out is counted in `skipped`. Each row's
+// ranking (predictions) only when asked: the trainer's evaluations have no use for it.
 RetrievalEval score_pairs(const PairPlan& plan, const torch::Tensor& images, const std::vector<bool>& image_ok,
-                          const std::vector<bool>& row_read,
+                          const std::vector<bool>& row_read, bool with_predictions,
                           const std::function<torch::Tensor(const std::vector<size_t>&)>& texts_of) {
   RetrievalEval r;
   std::vector<int64_t> kept(image_ok.size(), -1), kept_index;
@@ -164,8 +165,9 @@ RetrievalEval score_pairs(const PairPlan& plan, const torch::Tensor& images, con
   const torch::Tensor gallery = images.index_select(0, torch::tensor(kept_index, torch::kLong));
   const std::vector<float> sim = similarity(txt, gallery);
   r.scores = retrieval_recall(sim, txt.size(0), gallery.size(0), text_image);
-  const std::vector<TextRanking> ranked = text_rankings(sim, txt.size(0), gallery.size(0), text_image);
-  for (size_t t = 0; t < rows.size(); ++t) {
+  const std::vector<TextRanking> ranked =
+      with_predictions ? text_rankings(sim, txt.size(0), gallery.size(0), text_image) : std::vector<TextRanking>();
+  for (size_t t = 0; t < ranked.size(); ++t) {
     RetrievalEval::Prediction p{rows[t], ranked[t].rank, {}};
     for (int64_t j : ranked[t].top) p.top_rows.push_back(plan.image_rows[size_t(kept_index[size_t(j)])]);
     r.predictions.push_back(std::move(p));
@@ -215,7 +217,7 @@ RetrievalEval evaluate_retrieval(model::BridgeTowerForContrastiveLearning& model
   const PairPlan plan = plan_pairs(*pairs, std::min(limit, pairs->size()));
   std::vector<bool> ok;
   const torch::Tensor img = embed_images(model, std::make_shared<data::Subset>(pairs, plan.image_rows), o, ok);
-  RetrievalEval r = score_pairs(plan, img, ok, {}, [&](const std::vector<size_t>& rows) {
+  RetrievalEval r = score_pairs(plan, img, ok, {}, o.retrieval_predictions, [&](const std::vector<size_t>& rows) {
     std::vector<std::string> captions;
     for (size_t i : rows) captions.push_back(pairs->caption(i));
     return embed_texts(model, tok, captions, o);
@@ -254,7 +256,7 @@ RetrievalEval evaluate_retrieval_with_loss(model::BridgeTowerForContrastiveLearn
       if (!image_ok[k]) images[int64_t(k)].copy_(im[j]), image_ok[k] = true;
     }
   }
-  RetrievalEval r = score_pairs(plan, images, image_ok, row_read, [&](const std::vector<size_t>& rows) {
+  RetrievalEval r = score_pairs(plan, images, image_ok, row_read, /*with_predictions=*/false, [&](const std::vector<size_t>& rows) {
     return texts.index_select(0, torch::tensor(std::vector<int64_t>(rows.begin(), rows.end()), torch::kLong));
   });
   r.batches = batches, r.loss_samples = loss_samples;

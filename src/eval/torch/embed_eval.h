@@ -39,6 +39,8 @@ struct EmbedOptions {
   bool bf16 = false;
   // on_bad_sample skip: where the first reasons of the images left out go (file and why), when given.
   std::vector<std::string>* skip_reasons = nullptr;
+  // evaluate_retrieval: fill RetrievalEval::predictions (`evaluate`'s predictions.jsonl; the trainer needs none).
+  bool retrieval_predictions = false;
 };
 
 // The options of a standalone embedding run (evaluate, encode, search) with `model`: its vision image_size, and

@@ -135,6 +135,7 @@ EvalMetrics run_evaluate(const EvaluateOptions& o) {
                                              o.max_seq_length, o.read.on_bad, device, o.bf16);
   std::vector<std::string> skipped;  // --on_bad_sample skip: the first images left out, with why
   eo.skip_reasons = &skipped;
+  eo.retrieval_predictions = true;
   const bool is_matching = task_of(o) == EvalTask::kMatching;
   const Scored scored = is_matching ? matching(m, tok, o, eo) : retrieval(m, tok, o, eo);
   make_output_folder(o.output_dir, "--output_dir");
