@@ -176,6 +176,33 @@ void copy_into(Tensor& p, const Source& s) {
   p.copy_(storage.as_strided(s.shape, s.strides, s.offset));
 }
 
+// HF's embeddings hold a `position_ids` buffer (arange over the position table) beside each position embedding.
+// transformers 4.30 keeps it in the state dict and names it "newly initialized" when a checkpoint lacks it; 4.31 on
+// drop buffers from unexpected keys. Released checkpoints carry them, so bridgetune writes them too (I64 [1, N]) and
+// reads them without a word.
+const char* const kPositionTables[] = {".position_embedding.weight", ".position_embeddings.weight"};
+
+std::string position_ids_name(const std::string& param) {
+  for (const char* suffix : kPositionTables) {
+    const size_t n = std::strlen(suffix);
+    if (param.size() > n && param.compare(param.size() - n, n, suffix) == 0)
+      return param.substr(0, param.size() - n) + ".position_ids";
+  }
+  return {};
+}
+
+void add_position_id_buffers(std::vector<std::pair<std::string, Tensor>>& ts) {
+  std::vector<std::pair<std::string, Tensor>> ids;
+  for (const auto& [name, t] : ts)
+    if (std::string key = position_ids_name(name); !key.empty() && t.dim() == 2)
+      ids.emplace_back(key, torch::arange(t.size(0), torch::kLong).unsqueeze(0));
+  ts.insert(ts.end(), ids.begin(), ids.end());
+}
+
+bool is_position_ids_buffer(const std::string& key) {
+  return key == "position_ids" || (key.size() > 13 && key.compare(key.size() - 13, 13, ".position_ids") == 0);
+}
+
 // The first few names (each cut at 200 bytes: they come from the file) and how many more.
 std::string joined(const std::vector<std::string>& names) {
   std::string out;
@@ -233,13 +260,13 @@ void PretrainedModel::load_weights(const std::string& dir, bool allow_missing_he
     if (!torch::isfinite(p).all().item<bool>())  // a diverged run's, or bytes damaged where no manifest looks
       bt::fail(s.file, ": tensor '", it->first, "' holds NaN/inf values (a diverged or damaged checkpoint)");
   }
-  // from_pretrained's rules: extra tensors (other heads, position_ids buffers) are skipped, missing heads keep
-  // the initialisation the constructor gave them; both are named once.
+  // from_pretrained's rules: extra tensors (other heads) are skipped, missing heads keep the initialisation the
+  // constructor gave them; both are named once. position_ids buffers are HF's, expected and not named.
   if (check_only) return;
   if (lora.active()) load_adapter_weights(*this, dir);  // a LoRA run's checkpoint: its adapters
   std::vector<std::string> skipped;
   for (const auto& kv : avail)
-    if (!used.count(kv.first)) skipped.push_back(kv.first);
+    if (!used.count(kv.first) && !is_position_ids_buffer(kv.first)) skipped.push_back(kv.first);
   if (!skipped.empty())
     std::fprintf(stderr, "%s: skipped %zu checkpoint tensors %s has no place for: %s\n", bt::printable(dir).c_str(),
                  skipped.size(), architecture().c_str(), bt::printable(joined(skipped)).c_str());  // names: file data
@@ -255,6 +282,7 @@ void PretrainedModel::save_pretrained(const std::string& dir) {
   std::vector<std::pair<std::string, Tensor>> ts;
   for (const auto& kv : named_parameters(true))
     if (!is_lora_parameter(kv.key())) ts.emplace_back(kv.key(), kv.value().detach().to(torch::kFloat));
+  add_position_id_buffers(ts);
   // No checkpoint or final model is ever written with NaN/inf weights (a diverged run's would be resumed, published
   // and scored as if it were a model).
   for (const auto& [name, t] : ts)

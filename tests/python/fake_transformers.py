@@ -3,8 +3,8 @@
 Trainer follows transformers' trainer.py call order where ContrastiveTrainer plugs in (train ->
 _inner_training_loop: get_train_dataloader, the resume bookkeeping with args.ignore_data_skip and
 accelerate's skip_first_batches, set_epoch, _load_rng_state, get_batch_samples, training_step -> _prepare_inputs ->
-compute_loss, _maybe_log_save_evaluate -> evaluate / _save_checkpoint (save_model, optimizer, _save_rng_state,
-trainer_state.json); evaluate -> get_eval_dataloader -> evaluation_loop -> prediction_step, losses.repeat(batch
+compute_loss, _maybe_log_save_evaluate -> evaluate / _save_checkpoint (save_model, optimizer, the RNG state inline
+as in 4.30, trainer_state.json); evaluate -> get_eval_dataloader -> evaluation_loop -> prediction_step, losses.repeat(batch
 size), compute_metrics(EvalPrediction) only with predictions and labels, the metric prefix), and its defaults are
 as strict: the default compute_loss calls the model without return_loss and a plain get_train_dataloader wraps the
 dataset in torch's DataLoader. FakeBridgeTower is a small BridgeTowerForContrastiveLearning look-alike.
@@ -209,14 +209,19 @@ class Trainer:
         torch.save(self.model.state_dict(), os.path.join(output_dir, "pytorch_model.bin"))
         if not self.args.save_only_model:
             torch.save(self.optimizer.state_dict(), os.path.join(output_dir, "optimizer.pt"))
-            self._save_rng_state(output_dir)
+            # transformers 4.30 (the version checked by hand) saves the RNG state inline, with no
+            # _save_rng_state hook to plug into; later versions moved it into one.
+            name = "rng_state.pth" if self.args.world_size <= 1 else f"rng_state_{self.args.process_index}.pth"
+            torch.save({"cpu": torch.random.get_rng_state()}, os.path.join(output_dir, name))
         with open(os.path.join(output_dir, "trainer_state.json"), "w") as f:
             json.dump({"global_step": self.global_step}, f)
 
-    def _save_rng_state(self, output_dir):
-        os.makedirs(output_dir, exist_ok=True)
-        name = "rng_state.pth" if self.args.world_size <= 1 else f"rng_state_{self.args.process_index}.pth"
-        torch.save({"cpu": torch.random.get_rng_state()}, os.path.join(output_dir, name))
+    @property
+    def state(self):  # TrainerState's global_step, the one field read here
+        return types.SimpleNamespace(global_step=self.global_step)
+
+    def _get_output_dir(self, trial):
+        return self.args.output_dir
 
     def _load_rng_state(self, checkpoint):
         if checkpoint is None:

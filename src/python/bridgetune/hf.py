@@ -22,7 +22,7 @@ Trainer)). What it does, at the Trainer's own hook points (transformers' trainer
   names a matching JSONL file (image, caption_choices, label) or its folder, None turns it off. Each question's
   image runs with each of its choices through the model; every process scores all questions.
 - Resume: each checkpoint gets bridgetune_loader.json (bridgetune_loader_<rank>.json with several processes) next
-  to rng_state.pth, and resume_from_checkpoint loads it where the Trainer restores the RNG state, so the run goes
+  to rng_state.pth (written from _save_checkpoint, which every transformers version calls), and resume_from_checkpoint loads it where the Trainer restores the RNG state, so the run goes
   on batch for batch. The Trainer's own data skip (accelerate's skip_first_batches, which this loader cannot
   serve) is therefore turned off: args.ignore_data_skip is set True; one given as True keeps its meaning (the
   resumed epoch restarts from its first batch).
@@ -287,8 +287,14 @@ class ContrastiveTrainerMixin:
         name = _LOADER_STATE if self.args.world_size <= 1 else f"{_LOADER_STATE}_{self.args.process_index}"
         return os.path.join(folder, name + ".json")
 
-    def _save_rng_state(self, output_dir):
-        super()._save_rng_state(output_dir)
+    def _save_checkpoint(self, model, trial, *args, **kwargs):
+        super()._save_checkpoint(model, trial, *args, **kwargs)
+        # Written after the Trainer's own files, into the folder it made: transformers 4.30 saves the RNG state
+        # inline here (a _save_rng_state hook came later), so this is the one hook every version calls.
+        run_dir = self._get_output_dir(trial=trial) if hasattr(self, "_get_output_dir") else self.args.output_dir
+        self._save_loader_state(os.path.join(run_dir, f"checkpoint-{self.state.global_step}"))
+
+    def _save_loader_state(self, output_dir):
         loader = self.train_dataset
         if not isinstance(loader, DataLoader):
             return
