@@ -12,7 +12,7 @@
 #           (--media_decode cpu: the loader decodes, the GPU resizes); bench_results.json is rewritten after every
 #           row and copied to $OUT/bt_bench.json
 #   then    memory modes (plain / --gradient_checkpointing / exact accumulation; bench/gpu/memory_modes.sh),
-#           workers 8 with JPEG decode on the GPU (--media_decode gpu, nvJPEG), CUDA parity tests, kernel bench, worker count 2 (both sides), fused ops off (BT_FUSED_OPS=0) vs on,
+#           workers 8 with JPEG decode on the GPU (--media_decode gpu, nvJPEG), CUDA parity tests, kernel bench, worker count 2 (both sides), fused ops off (BRIDGETUNE_FUSED_OPS=0) vs on,
 #           loader benches; when the torch build
 #           failed: the torch-free CUDA builds (fallbacks) for the kernels and loader figures.
 # Every step has a timeout; a global deadline (BT_GPU_CHECK_BUDGET_S, default 570 s) skips what no longer fits; a
@@ -316,7 +316,7 @@ existing_targets() {
 }
 if ((FULL == 0)); then
   TARGETS=$(existing_targets "$B" test_cuda_gpu test_cuda_ref bench_cuda_resize test_cuda_golden \
-    bench_gpu_pipeline bench_loader_gpu test_train_gpu_media test_loader_decoded)
+    bench_gpu_pipeline bench_loader_gpu test_feed_gpu_media test_loader_decoded)
   if [ -n "$TARGETS" ]; then
     step build_cuda 150 "cmake --build '$B' -j $JOBS --target $TARGETS"
     CUDA_OK=$?
@@ -352,7 +352,7 @@ export -f run_gtests
 export R
 if [ -x "$CUDA_B/tests/cuda/test_cuda_gpu" ] && want parity_tests; then
   step parity_tests 90 "run_gtests '$CUDA_B' '*' test_cuda_gpu test_cuda_ref test_cuda_golden \
-    test_train_gpu_media test_loader_decoded"
+    test_feed_gpu_media test_loader_decoded"
   grep -E "^==|tests? ran|PASSED|FAILED|SKIPPED|missing|^nvjpeg " "$R/logs/parity_tests.log" | head -40 | sed 's/^/  /' | tee -a "$SUMMARY"
 fi
 # The libtorch tests' CUDA cases (fused AdamW vs _foreach_, QuickGELU kernel vs composite, device/bf16 paths).
@@ -384,10 +384,10 @@ if ((HAVE_BT)) && want memory_modes; then
   grep -h "^memory_modes" "$R/logs/memory_modes.log" | sed 's/^/  /' | tee -a "$SUMMARY"
 fi
 
-# ---- the fused ops' worth: in-memory + workers 8 again with BT_FUSED_OPS=0 (composite QuickGELU, _foreach_ AdamW)
+# ---- the fused ops' worth: in-memory + workers 8 again with BRIDGETUNE_FUSED_OPS=0 (composite QuickGELU, _foreach_ AdamW)
 #      beside the headline's fused rows
 if ((HAVE_BT)) && [ "$DEV" = cuda ] && want fused_ab; then
-  BT_FUSED_OPS=0 bt_bench bt_bench_unfused 8 120
+  BRIDGETUNE_FUSED_OPS=0 bt_bench bt_bench_unfused 8 120
 fi
 
 # ---- loader benches: RAM-resident JPEGs through the GPU media path, then the real loader (decode-only + GPU)

@@ -10,6 +10,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +24,7 @@
 #include "launch.h"
 #include "model/bridgetower.h"
 #include "model/contrastive_loss.h"
+#include "model/runtime.h"
 
 using namespace bt;
 
@@ -109,7 +111,7 @@ int main(int argc, char** argv) {
   try {
     if (std::getenv("BT_BENCH_DIST_WORKER")) {
       const char* t = std::getenv("OMP_NUM_THREADS");
-      torch::set_num_threads(t ? std::atoi(t) : 1);
+      bt::model::init_runtime({.torch_threads = t ? std::max(1, std::atoi(t)) : 1});  // as a bridgetune rank runs
       return worker(batch, steps, gather);
     }
     std::printf("tiny preset, per-process batch %d, %d timed steps (+%d warm-up), gather_embeddings %d, AdamW\n",

@@ -11,9 +11,9 @@
 #include <string>
 
 #include "interleaved.h"
-#include "common/process_memory.h"
 #include "model/api.h"
 #include "model/attention_probs.h"
+#include "model/runtime.h"
 
 using namespace bt::model;
 
@@ -24,9 +24,7 @@ int main(int argc, char** argv) {
   const bool masked = arg(6, 0) != 0;
   const int rounds = static_cast<int>(arg(7, 15));
   const bool forward_only = argc > 9 && std::string(argv[9]) == "forward";
-  bt::keep_freed_memory_for_reuse();  // as the trainer runs (bridgetune sets both before main)
-  use_reusing_cpu_allocator();
-  configure_torch_threads(static_cast<int>(arg(8, 0)));
+  bt::model::init_runtime({.torch_threads = static_cast<int>(arg(8, 0))});  // as bridgetune runs (model/runtime.h)
   torch::manual_seed(0);
   const auto q0 = torch::randn({b, h, l, 64}).to(torch::kBFloat16);
   const auto k0 = torch::randn({b, h, s, 64}).to(torch::kBFloat16);

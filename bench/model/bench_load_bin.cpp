@@ -9,6 +9,7 @@
 #include <string>
 
 #include "model/bridgetower.h"
+#include "model/runtime.h"
 
 using namespace bt::model;
 
@@ -27,6 +28,7 @@ static double status_mb(const char* field) {  // VmRSS / VmHWM of this process, 
 }
 
 int main(int argc, char** argv) {
+  bt::model::init_runtime();  // as bridgetune runs (model/runtime.h): its allocator policy shapes the peak measured
   const std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "names") {
     BridgeTowerForContrastiveLearning m(preset(argc > 2 ? argv[2] : "large"), torch::TensorOptions().device(torch::kMeta));

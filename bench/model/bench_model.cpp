@@ -23,6 +23,7 @@
 #include "model/api.h"
 #include "model/autocast.h"
 #include "model/bridgetower.h"
+#include "model/runtime.h"
 
 using namespace bt::model;
 
@@ -47,9 +48,7 @@ int main(int argc, char** argv) {
   const bool bf16 = argc > 6 && std::atoi(argv[6]) != 0;
   const std::string trace = argc > 7 ? argv[7] : "";
   const bool infer = argc > 8 && std::string(argv[8]) == "infer";
-  bt::keep_freed_memory_for_reuse();
-  use_reusing_cpu_allocator();
-  configure_torch_threads(threads);
+  bt::model::init_runtime({.torch_threads = threads});  // as bridgetune runs (model/runtime.h)
   std::printf("parameters: base %lld, large %lld (BridgeTowerForContrastiveLearning)\n",
               (long long)parameter_count(preset("base")), (long long)parameter_count(preset("large")));
   auto cfg = preset(name);

@@ -9,6 +9,7 @@
 
 #include "interleaved.h"
 #include "model/api.h"
+#include "model/runtime.h"
 #include "model/quick_gelu.h"
 
 using namespace bt::model;
@@ -16,7 +17,7 @@ using namespace bt::model;
 int main(int argc, char** argv) {
   const int64_t rows = argc > 1 ? std::atoll(argv[1]) : 884, cols = argc > 2 ? std::atoll(argv[2]) : 4096;
   const int rounds = argc > 3 ? std::atoi(argv[3]) : 15;
-  configure_torch_threads(argc > 4 ? std::atoi(argv[4]) : 0);
+  bt::model::init_runtime({.torch_threads = argc > 4 ? std::atoi(argv[4]) : 0});  // as bridgetune runs (model/runtime.h)
   const std::string dt = argc > 5 ? argv[5] : "float";
   const auto type = dt == "bf16" ? torch::kBFloat16 : torch::kFloat;
   torch::manual_seed(0);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/flag_table.h"
 #include "cli/hub_flags.h"
 #include "cli/loader_flags.h"
 #include "common/error.h"
@@ -92,8 +93,7 @@ bt::cli::Registrar reg("preprocess", "Run one image through the eval/train trans
          "Decode JPEGs at a reduced DCT scale when the output stays >= image_size: true|false (on|off); false is "
          "bit-exact with Pillow")
       ->default_str(a->dct ? "true" : "false");
-  app.add_option("--max_image_pixels", a->max_image_pixels, "Refuse larger images (decompression bombs)")
-      ->capture_default_str();
+  bt::cli::add_flag(app, bt::cli::flags::kMaxImagePixels, a->max_image_pixels);
   app.add_option("--format", a->format,
                  "u8: HWC RGB after resize+crop; f32: normalised CHW (the model's mean/std, else CLIP's)")
       ->capture_default_str()

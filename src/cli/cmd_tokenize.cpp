@@ -7,7 +7,9 @@
 #include <string>
 
 #include "cli/command.h"
+#include "cli/flag_table.h"
 #include "cli/hub_flags.h"
+#include "common/defaults.h"
 #include "common/error.h"
 #include "text/tokenizer.h"
 
@@ -16,18 +18,18 @@ namespace {
 
 struct TokenizeArgs {
   std::string dir, vocab, merges;
-  HubFlags hub;  // --tokenizer_dir may be a hub id (org/name) in the local HF cache, as everywhere else
+  HubFlags hub;  // --tokenizer_name may be a hub id (org/name) in the local HF cache, as everywhere else
   bool no_special = false;
-  int max_seq_length = 128;  // the reference example's default
+  int max_seq_length = defaults::kMaxSeqLength;
 };
 
 void run(const TokenizeArgs& a) {
   if (a.dir.empty() == (a.vocab.empty() || a.merges.empty()))
-    fail("tokenize: give either --tokenizer_dir DIR or both --vocab and --merges");
+    fail("tokenize: give either --tokenizer_name DIR or both --vocab and --merges");
   if (!a.dir.empty() && (!a.vocab.empty() || !a.merges.empty()))
-    fail("tokenize: --tokenizer_dir excludes --vocab/--merges");
+    fail("tokenize: --tokenizer_name excludes --vocab/--merges");
   text::Tokenizer tok = a.dir.empty() ? text::Tokenizer::from_files(a.vocab, a.merges)
-                                      : text::Tokenizer::from_dir(a.hub.resolve(a.dir, "--tokenizer_dir"));
+                                      : text::Tokenizer::from_dir(a.hub.resolve(a.dir, "--tokenizer_name"));
   std::string line, out;
   std::ios::sync_with_stdio(false);
   while (std::getline(std::cin, line)) {
@@ -47,15 +49,12 @@ void run(const TokenizeArgs& a) {
 bt::cli::Registrar reg("tokenize", "Tokenize stdin lines (one text each) into JSON arrays of token ids", 50,
                        [](CLI::App& app) {
   auto a = std::make_shared<TokenizeArgs>();
-  app.add_option("--tokenizer_dir", a->dir,
-                 "Directory with tokenizer.json, or vocab.json + merges.txt; or a hub id (org/name) in the local HF cache");
+  add_flag(app, flags::kTokenizerName, a->dir, ",--tokenizer_dir");  // --tokenizer_dir: its name before train's
   add_hub_flags(app, &a->hub.revision, &a->hub.cache_dir);
   app.add_option("--vocab", a->vocab, "vocab.json (with --merges)");
   app.add_option("--merges", a->merges, "merges.txt (with --vocab)");
   app.add_flag("--no_special_tokens", a->no_special, "Do not add <s> ... </s>");
-  app.add_option("--max_seq_length", a->max_seq_length, "Truncate to this many ids, </s> kept (0: no limit)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+  add_flag(app, flags::kMaxSeqLength, a->max_seq_length)->check(CLI::NonNegativeNumber);  // here 0: no limit
   app.callback([a] { run(*a); });
 });
 

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "cli/flag_table.h"
 #include "common/error.h"
 
 namespace bt::cli {
@@ -61,7 +62,7 @@ void check(const Given& g) {
 void add_hf_compat_flags(CLI::App& cmd) {
   auto given = std::make_shared<std::vector<Given>>();
   given->reserve(hf_compat_flags().size());  // stable addresses for the options' targets
-  const std::string group = "HF TrainingArguments without an effect here (accepted with a note, or refused)";
+  const std::string group = group::kHfCompat;  // listed last in --help (cli/flag_table.h)
   for (const HfCompatFlag& f : hf_compat_flags()) {
     if (cmd.get_option_no_throw("--" + f.name)) continue;  // the command implements it
     given->push_back({&f, "", false, nullptr});

@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "cli/flag_table.h"
 #include "common/error.h"
 
 namespace bt::cli {
@@ -64,12 +65,8 @@ void add_augment_flags(CLI::App& app, media::AugmentOptions& a, const std::strin
 }
 
 void add_loader_flags(CLI::App& app, loader::LoaderOptions& o, source::ReadOptions& read, bool with_workers) {
-  if (with_workers)
-    app.add_option("--dataloader_num_workers", o.num_workers,
-                   "loader worker threads (0 = load in the training thread)")
-        ->capture_default_str();
-  app.add_option("--prefetch_batches", o.prefetch_batches, "batches prepared ahead of the consumer")
-      ->capture_default_str();
+  if (with_workers) add_flag(app, flags::kNumWorkers, o.num_workers);
+  add_flag(app, flags::kPrefetchBatches, o.prefetch_batches);
   app.add_option("--image_size", o.transform.image_size, "square crop size in pixels (288 base, 294 large)")
       ->capture_default_str();
   app.add_option_function<std::string>(
@@ -77,23 +74,13 @@ void add_loader_flags(CLI::App& app, loader::LoaderOptions& o, source::ReadOptio
          [&o](const std::string& v) { o.transform.dct_scaling = parse_on_off(v, "--jpeg_dct_scaling"); },
          "decode JPEGs at a reduced DCT scale when the result stays >= image_size: true|false (on|off)")
       ->default_str(o.transform.dct_scaling ? "on" : "off");
-  app.add_option("--max_image_pixels", o.transform.max_image_pixels,
-                 "refuse larger images as decompression bombs (Pillow's default)")
-      ->capture_default_str();
-  app.add_option("--max_image_bytes", read.max_image_bytes,
-                 "refuse larger image files and tar members before reading them")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  add_enum_flag(app, "--on_bad_sample", read.on_bad, kOnBadWords,
-                "a corrupt/unreadable sample stops the run (error) or is replaced and counted (skip)");
-  app.add_option("--decoded_cache_mb", o.decoded_cache_mb,
-                 "LRU cache of transformed crops of repeated images, MB (0 = off; never used for random "
-                 "train transforms)")
-      ->capture_default_str();
-  app.add_option("--image_column", read.image_column, "captions-file column holding the image path")
-      ->capture_default_str();
-  app.add_option("--caption_column", read.caption_column, source::kCaptionColumnHelp);
-  app.add_option("--seed", o.sampler.seed, "shuffle and augmentation seed")->capture_default_str();
+  add_flag(app, flags::kMaxImagePixels, o.transform.max_image_pixels);
+  add_flag(app, flags::kMaxImageBytes, read.max_image_bytes)->check(CLI::PositiveNumber);
+  add_enum(app, flags::kOnBadSample, read.on_bad, kOnBadWords);
+  add_flag(app, flags::kDecodedCacheMb, o.decoded_cache_mb);
+  add_flag(app, flags::kImageColumn, read.image_column);
+  add_flag(app, flags::kCaptionColumn, read.caption_column);
+  add_flag(app, flags::kSeed, o.sampler.seed);
   app.add_option_function<std::string>(
          "--dedupe_images_in_batch",
          [&o](const std::string& v) {

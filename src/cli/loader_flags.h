@@ -1,6 +1,7 @@
-// The loader's command-line flags, shared by `bench-loader` and `train` so both spell them the same way.
-// The current values of `o` are the defaults shown in --help; callers set their own defaults first (e.g.
-// train turns dedupe on, picks the train transform).
+// bench-loader's loader flags, and train's augmentation flags (add_augment_flags). The flags bench-loader shares
+// with train (--image_column, --caption_column, --on_bad_sample, --max_image_bytes, --seed, --prefetch_batches,
+// --decoded_cache_mb, ...) come from the flag table (cli/flag_table.h), so both spell and describe them the same way.
+// The current values of `o` are the defaults shown in --help.
 #pragma once
 #include <CLI/CLI.hpp>
 

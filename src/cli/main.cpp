@@ -6,10 +6,14 @@
 
 #include "cli/args.h"
 #include "cli/command.h"
+#include "cli/flag_table.h"
 #include "common/error.h"
 #include "common/paths.h"
-#include "common/process_memory.h"
+#include "common/runtime.h"
 #include "common/terminal.h"
+#if BT_CLI_WITH_TORCH
+#include "model/runtime.h"
+#endif
 
 namespace bt::cli {
 std::vector<CommandSpec>& registry() {
@@ -19,8 +23,15 @@ std::vector<CommandSpec>& registry() {
 }  // namespace bt::cli
 
 int main(int argc, char** argv) {
-  bt::keep_freed_memory_for_reuse();  // before torch's first allocation (common/process_memory.h)
+  // The process's runtime -- switches, allocator, OpenBLAS -- before the first allocation (common/runtime.h); torch's
+  // threads are each command's (model::torch_threads_for).
+#if BT_CLI_WITH_TORCH
+  bt::model::init_runtime();
+#else
+  bt::init_runtime();
+#endif
   CLI::App app{"bridgetune: fast contrastive fine-tuning of BridgeTower on image-caption data"};
+  app.formatter(bt::cli::grouped_formatter());  // --help: the essentials first (cli/flag_table.h); commands inherit it
   app.require_subcommand(1);
   app.fallthrough(false);
   auto& commands = bt::cli::registry();

@@ -5,12 +5,12 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <string_view>
 #include <vector>
 
 #include "common/file_gate.h"
 #include "common/machine_memory.h"
+#include "common/runtime.h"
 
 namespace bt {
 namespace {
@@ -47,14 +47,9 @@ void release_free_memory() {
 #endif
 }
 
-bool keeping_freed_memory() {
-  const char* v = std::getenv("BRIDGETUNE_KEEP_FREED_MEMORY");
-  return !(v && std::string_view(v) == "0");
-}
-
 void keep_freed_memory_for_reuse() {
 #if defined(__GLIBC__)
-  if (!keeping_freed_memory()) return;
+  if (!runtime_switches().keep_freed_memory) return;
   mallopt(M_MMAP_MAX, 0);                  // every block from the heaps (threads' arenas fall back to mmap when full)
   mallopt(M_TRIM_THRESHOLD, 0x7fffffff);   // keep up to 2 GiB free at a heap's top (mallopt takes an int)
 #endif

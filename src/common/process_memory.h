@@ -18,11 +18,8 @@ void release_free_memory();
 // trimmed): torch allocates and frees tens of MB per activation every step, and a fresh mapping is zero-filled by
 // the kernel page by page on first touch and unmapped again on free -- a third of a base-preset CPU step went to
 // those page faults (docs/PERFORMANCE.md). Peak resident memory stays what the step needs; release_free_memory()
-// still hands free pages back. Called first thing by the binaries that run the model (bridgetune, bench_model);
+// still hands free pages back. Called first thing by init_runtime (common/runtime.h); a no-op where the switch
 // BRIDGETUNE_KEEP_FREED_MEMORY=0 leaves the allocator as it is (the A/B switch of bench/model/step_vs_hf.py).
 void keep_freed_memory_for_reuse();
-// Whether the above is on: BRIDGETUNE_KEEP_FREED_MEMORY is not "0". The one reading of the switch (torch's side,
-// model::use_reusing_cpu_allocator, follows it too).
-bool keeping_freed_memory();
 
 }  // namespace bt

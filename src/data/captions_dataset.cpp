@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "common/file_gate.h"
 #include "data/jsonl.h"
+#include "data/streamed_dataset.h"
 #include "data/tar_dataset.h"
 
 namespace fs = std::filesystem;
@@ -162,12 +163,14 @@ std::unique_ptr<Dataset> open_dataset(const std::string& path, const CaptionsOpt
     so.caption_column = opts.caption_column;
     so.on_bad = opts.on_bad_row;
     so.max_member_bytes = opts.max_image_bytes;
+    if (is_streamed_location(path)) return StreamedDataset::open(expand_shard_pattern(path), so);
     return open_tar_dataset(path, so);
   }
   return open_captions(path, opts);
 }
 
 SourceKind classify_source(const std::string& path) {
+  if (is_streamed_location(path)) return SourceKind::kShards;  // http(s)://, pipe: (webdataset's tar streams)
   if (ends_with(path, ".parquet")) return SourceKind::kParquet;
   if (ends_with(path, ".tar") || ends_with(path, ".tar.gz") || ends_with(path, ".tgz") ||
       path.find_first_of("{*?[") != std::string::npos)

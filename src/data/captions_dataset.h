@@ -62,8 +62,9 @@ std::unique_ptr<CaptionsDataset> open_captions(const std::string& path, const Ca
 // opts.caption_column for key.json captions, opts.on_bad_row and opts.max_image_bytes as its member limit. Parquet is not handled here.
 std::unique_ptr<Dataset> open_dataset(const std::string& path, const CaptionsOptions& opts = {});
 
-// Which reader a --data value needs. kShards: a .tar path, a brace/glob pattern of tars, or a folder holding
-// only *.tar shards (expand with expand_shard_pattern()); kParquet: a .parquet file or a folder of them.
+// Which reader a --data value needs. kShards: a .tar path, a brace/glob pattern of tars, a folder holding
+// only *.tar shards (expand with expand_shard_pattern()), or streamed shards: http(s):// URLs and pipe:COMMAND, brace
+// patterns expanded (read whole into memory by data/streamed_dataset.h); kParquet: a .parquet file or a folder of them.
 enum class SourceKind { kCaptions, kShards, kParquet };
 SourceKind classify_source(const std::string& path);
 

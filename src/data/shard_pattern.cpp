@@ -117,6 +117,8 @@ std::vector<std::string> expand_braces(const std::string& pattern) {
 std::vector<std::string> expand_shard_pattern(const std::string& pattern) {
   namespace fs = std::filesystem;
   std::vector<std::string> out;
+  // URLs and commands are not on this machine's disk: brace expansion only (as webdataset does).
+  if (is_streamed_location(pattern)) return expand_braces(pattern);
   std::error_code ec;
   if (fs::is_directory(pattern, ec)) {
     for (auto& e : fs::directory_iterator(pattern, ec))

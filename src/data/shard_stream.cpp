@@ -81,7 +81,61 @@ std::unique_ptr<ShardReader> ShardReader::open_memory(const void* data, size_t s
   return r;
 }
 
+long ShardReader::stream_read(archive* a, void* self, const void** buf) {
+  auto* r = static_cast<ShardReader*>(self);
+  try {
+    *buf = r->block_.data();
+    return long(r->stream_->read(r->block_.data(), r->block_.size()));
+  } catch (const std::exception& e) {
+    r->stream_error_ = e.what();
+    archive_set_error(a, EIO, "%s", e.what());
+    return -1;
+  }
+}
+
+std::unique_ptr<ShardReader> ShardReader::open_stream(std::unique_ptr<ByteStream> stream, const ShardOptions& opts) {
+  std::unique_ptr<ShardReader> r(new ShardReader(stream->location(), opts));
+  r->stream_ = std::move(stream);
+  r->block_.resize(size_t(1) << 20);
+  r->a_ = new_reader();
+  if (archive_read_open(r->a_, r.get(), nullptr, &ShardReader::stream_read, nullptr) != ARCHIVE_OK) {
+    const char* e = archive_error_string(r->a_);
+    r->open_error_ = !r->stream_error_.empty() ? r->stream_error_
+                                               : str(r->name_, ": cannot open shard: ", e ? e : "unknown error");
+  }
+  return r;
+}
+
+std::unique_ptr<ShardReader> ShardReader::open_location(const std::string& loc, const ShardOptions& opts) {
+  if (!is_streamed_location(loc)) return open_file(loc, opts);
+  std::unique_ptr<ByteStream> s;
+  try {
+    s = open_byte_stream(loc, opts.stream);
+  } catch (const Error& e) {  // reported by the first next(), honouring on_bad like any broken shard
+    std::unique_ptr<ShardReader> r(new ShardReader(loc, opts));
+    r->open_error_ = e.what();
+    return r;
+  }
+  return open_stream(std::move(s), opts);
+}
+
+void ShardReader::drain_stream() {
+  // libarchive stops at the end-of-archive blocks; reading on to the stream's end (a little padding) is what
+  // reports a command's nonzero exit or a broken HTTP transfer. Past 1 MiB of trailing bytes, stop listening.
+  if (!stream_) return;
+  try {
+    for (size_t total = 0, n; total < (size_t(1) << 20) && (n = stream_->read(block_.data(), block_.size())) > 0;)
+      total += n;
+  } catch (const std::exception& e) {
+    stream_error_ = e.what();
+    throw ShardFatal{stream_error_};
+  }
+}
+
 void ShardReader::fatal(const std::string& member, const std::string& why) {
+  // A failed stream names itself (URL or command) and why; libarchive's wrapping adds nothing.
+  if (!stream_error_.empty())
+    throw ShardFatal{member.empty() ? stream_error_ : str(stream_error_, " (in member '", clip_name(member), "')")};
   if (member.empty()) throw ShardFatal{str(name_, ": ", why)};
   throw ShardFatal{str(name_, ": member '", clip_name(member), "': ", why)};
 }
@@ -97,7 +151,10 @@ bool ShardReader::read_header(Member& m) {
     cur_.image_offset = uint64_t(pos - padded);
     locate_image_ = false;
   }
-  if (r == ARCHIVE_EOF) return false;
+  if (r == ARCHIVE_EOF) {
+    drain_stream();
+    return false;
+  }
   if (r < ARCHIVE_WARN) {
     const char* s = archive_error_string(a_);
     fatal(members_.empty() ? "" : members_.back(), s ? s : "corrupt tar archive");
@@ -332,7 +389,7 @@ bool ShardStream::next(TarSample& out) {
   while (index_ < shards_.size()) {
     if (!reader_) {
       try {
-        reader_ = ShardReader::open_file(shards_[index_], opts_);
+        reader_ = ShardReader::open_location(shards_[index_], opts_);
       } catch (const Error& e) {
         if (opts_.on_bad == OnBad::kError) throw;
         bad_.add(e.what());

@@ -13,6 +13,9 @@
 //    a truncated member or a corrupt tar throws bt::Error naming the shard and member, e.g.
 //    "data/shard-000003.tar: member '000123.jpg': truncated tar archive". With on_bad = kSkip the sample is
 //    counted in bad() instead (a corrupt tar ends that shard: its remaining samples are lost and counted once).
+//  - Streamed locations (byte_stream.h: http(s):// URLs, pipe:COMMAND) expand braces only (no glob, no stat) and are
+//    read with open_location()/open_stream(); a stream that fails for good (after its retries) is a corrupt shard
+//    named by its URL/command: an error under kError, the rest of the shard skipped and counted under kSkip.
 //  - Readers are not thread-safe; use one per worker.
 #pragma once
 #include <cstdint>
@@ -21,6 +24,7 @@
 #include <vector>
 
 #include "data/bad_rows.h"
+#include "data/byte_stream.h"
 
 struct archive;
 
@@ -33,6 +37,7 @@ struct ShardOptions {
   // Index mode (for TarDataset): images are not read; TarSample::image holds their first bytes and
   // image_offset/image_size locate them in the shard file. Needs uncompressed shards.
   bool index_only = false;
+  StreamOptions stream;  // streamed locations: retries and timeouts
 };
 
 struct TarSample {
@@ -53,6 +58,10 @@ class ShardReader {
   // Reads a shard held in memory (`data` must outlive the reader); `name` is used in messages and keys.
   static std::unique_ptr<ShardReader> open_memory(const void* data, size_t size, const std::string& name,
                                                   const ShardOptions& opts = {});
+  // Reads a shard from a byte stream (an HTTP body, a command's stdout); named by the stream's location.
+  static std::unique_ptr<ShardReader> open_stream(std::unique_ptr<ByteStream> stream, const ShardOptions& opts = {});
+  // open_stream(open_byte_stream(loc)) for a streamed location, else open_file(loc).
+  static std::unique_ptr<ShardReader> open_location(const std::string& loc, const ShardOptions& opts = {});
   ~ShardReader();
   ShardReader(const ShardReader&) = delete;
   ShardReader& operator=(const ShardReader&) = delete;
@@ -83,8 +92,13 @@ class ShardReader {
   bool finish_group(TarSample& out);
   void add_to_group(Member& m);
 
+  static long stream_read(archive* a, void* self, const void** buf);
+  void drain_stream();
   archive* a_ = nullptr;
   int fd_ = -1;
+  std::unique_ptr<ByteStream> stream_;  // open_stream only
+  std::vector<uint8_t> block_;          // the block libarchive reads from the stream into
+  std::string stream_error_;            // the stream's own message, reported instead of libarchive's
   std::string open_error_;  // reported by the first next()/count_remaining(), honouring on_bad
   std::string name_;
   Member m_;

@@ -15,13 +15,14 @@
 #include <map>
 #include <string>
 
+#include "common/defaults.h"
 #include "source/source.h"
 
 namespace bt::eval {
 
 // --per_device_eval_batch_size's default, decided here for `train`, `evaluate` and `encode` (HF's is 8; 16 keeps a
 // CPU's cores busy without holding many images).
-inline constexpr int kDefaultEvalBatchSize = 16;
+inline constexpr int kDefaultEvalBatchSize = defaults::kEvalBatchSize;
 
 // --task: the contest's matching questions, or image<->text retrieval over image-caption pairs; auto: by the data.
 enum class EvalTask { kAuto, kMatching, kRetrieval };
@@ -34,10 +35,10 @@ struct EvaluateOptions {
   source::ReadOptions read;  // --image_column, --caption_column (retrieval), --on_bad_sample, --max_line_bytes
   std::string choices_column = "caption_choices", label_column = "label";
   int per_device_eval_batch_size = kDefaultEvalBatchSize;
-  int dataloader_num_workers = 2;
+  int dataloader_num_workers = defaults::kNumWorkers;
   int64_t max_eval_samples = 0;  // > 0: only the first N rows (0 or negative: all; the same as train's)
-  int max_seq_length = 128;
-  std::string device = "cpu";
+  int max_seq_length = defaults::kMaxSeqLength;
+  std::string device = defaults::kDevice;
   bool bf16 = false;
   bool quiet = false;
   uint64_t max_model_bytes = 0;  // 0: the machine's free memory (model/memory_budget.h)

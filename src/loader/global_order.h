@@ -25,7 +25,8 @@ class GlobalOrderView final : public data::RowMappedView {
   GlobalOrderView(std::shared_ptr<const data::Dataset> base, SamplerOptions sampler);
   void set_epoch(uint64_t epoch);
 
-  size_t size() const override { return base().size(); }
+  // The base's rows, or a mix's epoch length (sampler.h: SamplerOptions::mix).
+  size_t size() const override { return sampler_.rows_per_epoch(); }
 
  private:
   size_t row(size_t i) const override;

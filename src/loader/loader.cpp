@@ -177,7 +177,9 @@ void Loader::start_epoch(uint64_t epoch, size_t start_sample) {
       workers_.back()->tf = opt_.transform_factory();
     }
   }
-  for (auto& w : workers_) threads_.emplace_back([this, wp = w.get()] { worker_main(*wp); });
+  for (auto& w : workers_)  // each at the priority asked for first (loader/worker_priority.h; never fails it)
+    threads_.emplace_back([this, wp = w.get()] { apply_worker_priority(opt_.worker_priority, opt_.num_workers);
+                                                 worker_main(*wp); });
 }
 
 void Loader::open_batch(Slot& s, size_t k) {
@@ -293,8 +295,14 @@ Loader::SampleResult Loader::fill_sample(Worker& w, Batch& b, size_t pos, size_t
   record_skip(err);
   r.skipped = 1;
   const size_t n = rows_.size(), B = static_cast<size_t>(opt_.batch_size);
-  for (int a = 1; a <= kMaxReplacementTries; ++a) {
-    row = rows_[(pos + static_cast<size_t>(a) * B) % n];
+  // Candidates p + a*B wrap onto positions already tried when the order is short (n = B tries p itself again and
+  // again, n = 2B alternates): a position already tried moves on to the next untried one, still timing-free.
+  std::vector<size_t> tried = {pos};
+  for (int a = 1; a <= kMaxReplacementTries && tried.size() < n; ++a) {
+    size_t q = (pos + static_cast<size_t>(a) * B) % n;
+    while (std::find(tried.begin(), tried.end(), q) != tried.end()) q = (q + 1) % n;
+    tried.push_back(q);
+    row = rows_[q];
     std::string ignored;  // a bad candidate is reported in its own slot
     if (try_sample(w, pos, row, u8, f32, r.timing, r.hits, &ignored, dec, j)) {
       use(row);

@@ -10,7 +10,8 @@
 //  - on_bad_sample=error: the first bad sample (in epoch order) makes next() throw bt::Error naming the row
 //    ("<describe(row)>: <reason>") after every earlier batch has been delivered; the workers stop cleanly.
 //    on_bad_sample=skip: a bad sample's slot is refilled from the rank's order at position p + k*B
-//    (k = 1, 2, ... wrapping), so batches stay full and the choice does not depend on timing; the sample
+//    (k = 1, 2, ... wrapping; a position already tried moves on to the next untried one, so a short order still
+//    tries distinct rows), so batches stay full and the choice does not depend on timing; the sample
 //    used as a replacement therefore appears twice in that epoch. Skips are counted and the first few named.
 //  - The decoded cache (decoded_cache_mb > 0) holds uint8 crops keyed by image key + transform; it is turned
 //    off for train (random) transforms.
@@ -28,12 +29,14 @@
 #include <thread>
 #include <vector>
 
+#include "common/defaults.h"
 #include "data/bad_rows.h"
 #include "data/dataset.h"
 #include "loader/batch.h"
 #include "loader/decoded_cache.h"
 #include "loader/sample_transform.h"
 #include "loader/sampler.h"
+#include "loader/worker_priority.h"
 #include "media/transform.h"
 
 namespace bt::loader {
@@ -44,8 +47,8 @@ namespace bt::loader {
 enum class MediaDecode { kAuto, kGpu, kCpu };
 
 struct LoaderOptions {
-  int num_workers = 2;
-  int prefetch_batches = 4;  // batches filled ahead of the consumer, in total (not per worker)
+  int num_workers = defaults::kNumWorkers;
+  int prefetch_batches = defaults::kPrefetchBatches;  // batches filled ahead of the consumer, in total (not per worker)
   int batch_size = 32;
   media::TransformSpec transform;  // image_size, eval/train, jpeg_dct_scaling, max_image_pixels
   bool output_float = true;        // normalised float32 NCHW
@@ -62,12 +65,13 @@ struct LoaderOptions {
   // it is called on the thread calling next() (packing grows a batch's buffer) and in ~Loader.
   const HostAllocator* packed_allocator = nullptr;
   data::OnBad on_bad_sample = data::OnBad::kError;  // data/bad_rows.h: the one enum of --on_bad_sample
-  size_t decoded_cache_mb = 512;
+  size_t decoded_cache_mb = defaults::kDecodedCacheMb;
   SamplerOptions sampler = loader_sampler_defaults();  // seed, shuffle, rank/world_size, drop_last, dedupe (batch_size is set from above)
   // The dedupe keeps images unique within this many consecutive batches taken as one: a trainer's exact
   // gradient accumulation computes one loss over K batches, so they must hold the rows one batch of K x B would.
   int dedupe_batches = 1;
   TransformFactory transform_factory;  // empty = bt::media
+  WorkerPriority worker_priority;      // each worker thread's nice value and CPUs (loader/worker_priority.h)
 };
 
 struct LoaderStats {

@@ -43,6 +43,10 @@ void shuffle_range(std::vector<size_t>& v, size_t begin, size_t end, uint64_t se
 
 }  // namespace
 
+void shuffle_rows(std::vector<size_t>& v, size_t begin, size_t end, uint64_t seed) {
+  shuffle_range(v, begin, end, seed);
+}
+
 std::vector<size_t> locality_order(const std::vector<size_t>& group_ends, size_t window_groups, uint64_t seed,
                                    uint64_t epoch) {
   const size_t ng = group_ends.size();
@@ -78,15 +82,21 @@ Sampler::Sampler(size_t dataset_size, SamplerOptions options, std::vector<uint32
     for (size_t g = 0; g < e.size(); ++g)
       if (e[g] <= (g ? e[g - 1] : 0)) fail("sampler: row group ", g, " is empty or out of order (ends at ", e[g], ")");
   }
+  if (opt_.mix && opt_.mix->total_rows() != n_)
+    fail("sampler: the mix covers ", opt_.mix->total_rows(), " rows but the dataset has ", n_);
   if (opt_.dedupe_images_in_batch && opt_.shuffle && image_ids_.size() != n_)
     fail("sampler: dedupe_images_in_batch needs one image id per row (", image_ids_.size(), " for ", n_, " rows)");
 }
 
-size_t Sampler::rows_per_epoch() const { return rows_per_rank(n_, opt_.world_size, opt_.drop_last); }
+size_t Sampler::rows_per_epoch() const {
+  return rows_per_rank(opt_.mix ? opt_.mix->length() : n_, opt_.world_size, opt_.drop_last);
+}
 
 std::vector<size_t> Sampler::epoch_rows(uint64_t epoch) const {
   std::vector<size_t> order;
-  if (opt_.shuffle && opt_.shuffle_window_groups > 0 && !opt_.row_group_ends.empty()) {
+  if (opt_.mix) {
+    order = mix_epoch_order(*opt_.mix, opt_.shuffle, opt_.seed, epoch);
+  } else if (opt_.shuffle && opt_.shuffle_window_groups > 0 && !opt_.row_group_ends.empty()) {
     order = locality_order(opt_.row_group_ends, opt_.shuffle_window_groups, opt_.seed, epoch);
   } else {
     order.resize(n_);
@@ -98,7 +108,8 @@ std::vector<size_t> Sampler::epoch_rows(uint64_t epoch) const {
   std::vector<size_t> rows;
   rows.reserve(per_rank);
   // Padded position p reads order[p % n]: the same wrap-around padding as DistributedSampler.
-  for (size_t k = 0; k < per_rank; ++k) rows.push_back(order[(k * w + static_cast<size_t>(opt_.rank)) % n_]);
+  for (size_t k = 0; k < per_rank; ++k)
+    rows.push_back(order[(k * w + static_cast<size_t>(opt_.rank)) % order.size()]);
   if (opt_.dedupe_images_in_batch && opt_.shuffle) dedupe_in_batches(rows, image_ids_, opt_.batch_size);
   return rows;
 }

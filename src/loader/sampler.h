@@ -2,7 +2,8 @@
 // epoch): it never depends on the number of loader workers, so any worker count sees the same batches.
 //
 // Contract:
-//  - The epoch order is a permutation of [0, n) drawn from (seed, epoch) (or the identity with shuffle off).
+//  - The epoch order is a permutation of [0, n) drawn from (seed, epoch) (or the identity with shuffle off); with
+//    several datasets mixed (SamplerOptions::mix) it is mix_order.h's interleaved order instead.
 //  - Locality order (row_group_ends non-empty and shuffle_window_groups K > 0, e.g. parquet row groups): the
 //    group order is shuffled from (seed, epoch), cut into windows of K consecutive groups, and the rows of
 //    each window are shuffled among themselves. So positions [w_begin, w_end) of the global order hold the
@@ -23,7 +24,11 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
+
+#include "common/defaults.h"
+#include "loader/mix_order.h"
 
 namespace bt::loader {
 
@@ -32,7 +37,7 @@ namespace bt::loader {
 inline constexpr bool kDedupeImagesInBatchByDefault = true;
 
 struct SamplerOptions {
-  uint64_t seed = 42;
+  uint64_t seed = defaults::kSeed;
   bool shuffle = true;
   int rank = 0;
   int world_size = 1;
@@ -43,6 +48,9 @@ struct SamplerOptions {
   // empty: no groups (e.g. from ParquetDataset::row_groups()).
   std::vector<size_t> row_group_ends;
   size_t shuffle_window_groups = 0;  // K groups shuffled together; 0: fully random
+  // Several datasets interleaved (loader/mix_order.h): the epoch order is mix_epoch_order's (plan.length() rows of
+  // the concatenation, not a permutation), sharded, padded and deduped as above; the locality groups are ignored.
+  std::shared_ptr<const MixPlan> mix;
 };
 
 // This rank's rows per epoch over `rows` rows (DistributedSampler's share, above): ceil(rows / world_size), or
@@ -51,6 +59,9 @@ inline size_t rows_per_rank(size_t rows, int world_size, bool drop_last = false)
   const size_t w = static_cast<size_t>(world_size);
   return drop_last ? rows / w : (rows + w - 1) / w;
 }
+
+// Rows an epoch reads over a dataset of n rows, before sharding: a mix's epoch length (mix_order.h), else n.
+inline size_t epoch_rows(size_t n, const SamplerOptions& s) { return s.mix ? s.mix->length() : n; }
 
 // A loader's sampler options before the user's: dedupe on (kDedupeImagesInBatchByDefault).
 inline SamplerOptions loader_sampler_defaults() {
@@ -84,6 +95,9 @@ inline uint64_t hash_combine(uint64_t a, uint64_t b) { return mix64(a ^ (mix64(b
 inline uint64_t sample_seed(uint64_t seed, uint64_t epoch, uint64_t row) {
   return hash_combine(hash_combine(seed, epoch), row);
 }
+
+// Fisher-Yates over v[begin, end) from a splitmix stream seeded with `seed` (the sampler's shuffle).
+void shuffle_rows(std::vector<size_t>& v, size_t begin, size_t end, uint64_t seed);
 
 // The dedupe pass on its own (exposed for tests): reorders `rows` in place, batches of batch_size.
 void dedupe_in_batches(std::vector<size_t>& rows, const std::vector<uint32_t>& image_ids, size_t batch_size);

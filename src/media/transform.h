@@ -22,6 +22,8 @@
 #include <span>
 #include <string>
 
+#include "common/defaults.h"
+
 namespace bt::media {
 
 // CLIP's normalisation, as the BridgeTower processor uses.
@@ -33,7 +35,7 @@ inline constexpr uint64_t kDefaultMaxImagePixels = 89478485;
 enum class TransformMode { kEval, kTrain };
 
 struct TransformSpec {
-  int image_size = 288;
+  int image_size = defaults::kLoaderImageSize;
   TransformMode mode = TransformMode::kEval;
   bool dct_scaling = true;  // decode JPEGs at a reduced DCT scale when the output stays >= the target
   uint64_t max_image_pixels = kDefaultMaxImagePixels;

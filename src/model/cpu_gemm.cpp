@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "common/cpu_isa.h"
+#include "common/runtime.h"
 #include "model/autocast.h"
 #include "model/bf16.h"
 #include "model/bf16_cast.h"
@@ -43,15 +44,7 @@ GemmBf16 gemm_bf16_fn() {
   return fn;
 }
 
-std::atomic<bool>& onednn_wanted() {
-  static std::atomic<bool> on{[] {
-    const char* v = std::getenv("BRIDGETUNE_CPU_GEMM");
-    return !(v && std::strcmp(v, "torch") == 0);
-  }()};
-  return on;
-}
-
-bool onednn_available() { return onednn_wanted().load() && sgemm_fn(); }
+bool onednn_available() { return runtime_switches().cpu_gemm_onednn && sgemm_fn(); }  // BRIDGETUNE_CPU_GEMM
 // Whether oneDNN runs this call's float32 products: available, and not under CPU autocast (which casts to bf16).
 bool onednn_on() { return onednn_available() && !AutocastState::current().cpu; }
 
@@ -447,8 +440,6 @@ std::string cpu_bf16_gemm_name() {
   if (!onednn_available()) return "torch";
   return bf16_gemm_path().load() == Bf16Gemm::kOneDnn ? "onednn_bf16" : "float32_emulated";
 }
-
-void set_cpu_gemm_onednn(bool on) { onednn_wanted().store(on); }
 
 void set_cpu_bf16_gemm_emulated(bool emulated) {
   bf16_gemm_path().store(emulated || !onednn_bf16_gemm_works() ? Bf16Gemm::kEmulated : Bf16Gemm::kOneDnn);

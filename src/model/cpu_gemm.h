@@ -29,15 +29,13 @@ torch::Tensor patch_embedding(const torch::Tensor& x, const torch::Tensor& w, in
 // its reciprocal inside the GEMM). Other ranks: torch::matmul.
 torch::Tensor batched_matmul(const torch::Tensor& a, const torch::Tensor& b, bool transpose_b, double divide_by = 1.0);
 
-// What runs CPU float32 products in this process: "onednn" or "torch" (no libdnnl, or
-// BRIDGETUNE_CPU_GEMM=torch, read once: the A/B switch of bench/model and the parity tests).
+// What runs CPU float32 products in this process: "onednn" or "torch" (no libdnnl, or the switch
+// BRIDGETUNE_CPU_GEMM=torch, common/runtime.h: the A/B switch of bench/model and the parity tests).
 std::string cpu_gemm_name();
 // What runs CPU bf16 products (Linear and attention's under CPU autocast to bf16): "onednn_bf16" (oneDNN's bf16 GEMM,
 // AVX512_CORE and up), "float32_emulated" (sgemm on the bf16 operands widened: any x86-64 CPU, or under
 // ONEDNN_MAX_CPU_ISA below AVX512_CORE), or "torch" (no libdnnl, BRIDGETUNE_CPU_GEMM=torch).
 std::string cpu_bf16_gemm_name();
-// Tests: force the choice (true: oneDNN where available).
-void set_cpu_gemm_onednn(bool on);
 // Tests: true runs bf16 products as the emulation whatever the CPU; false returns to what this CPU was found to run.
 void set_cpu_bf16_gemm_emulated(bool emulated);
 

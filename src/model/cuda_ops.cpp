@@ -1,9 +1,7 @@
 #include "model/cuda_ops.h"
 
-#include <cstdlib>
-#include <cstring>
-
 #include "common/error.h"
+#include "common/runtime.h"
 
 #include "model/quick_gelu.h"
 
@@ -53,7 +51,7 @@ bool register_real_kernels() { return false; }
 #endif
 
 namespace {
-[[noreturn]] void injected_failure() { fail("simulated kernel failure (BT_FUSED_OPS=fail)"); }
+[[noreturn]] void injected_failure() { fail("simulated kernel failure (BRIDGETUNE_FUSED_OPS=fail)"); }
 void failing_fwd(const torch::Tensor&, torch::Tensor&) { injected_failure(); }
 void failing_bwd(const torch::Tensor&, const torch::Tensor&, torch::Tensor&) { injected_failure(); }
 }  // namespace
@@ -67,14 +65,8 @@ bool register_cuda_ops() {
   return register_real_kernels();
 }
 
-bool fused_ops_enabled() {
-  const char* v = std::getenv("BT_FUSED_OPS");
-  return !(v && std::strcmp(v, "0") == 0);
-}
+bool fused_ops_enabled() { return runtime_switches().fused_ops != FusedOps::kOff; }
 
-bool fused_ops_fail_injected() {
-  const char* v = std::getenv("BT_FUSED_OPS");
-  return v && std::strcmp(v, "fail") == 0;
-}
+bool fused_ops_fail_injected() { return runtime_switches().fused_ops == FusedOps::kFail; }
 
 }  // namespace bt::model

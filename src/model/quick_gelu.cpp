@@ -11,6 +11,7 @@
 
 #include "model/bf16.h"
 #include "model/fast_exp.h"
+#include "model/kernel_paths.h"
 
 namespace bt::model {
 
@@ -21,7 +22,7 @@ namespace {
 constexpr double kAlpha = 1.702;  // cast to the math type: 1.702f for float, exact for double
 std::atomic<QuickGeluCudaFwd> g_cuda_fwd{nullptr};
 std::atomic<QuickGeluCudaBwd> g_cuda_bwd{nullptr};
-std::atomic<bool> g_kernel_ran{false}, g_kernel_failed{false}, g_any_device{false};
+std::atomic<bool> g_any_device{false};
 
 // One pass over contiguous memory, math in float (acc_type), one rounding to the output type.
 template <typename F>
@@ -101,49 +102,56 @@ bool cuda_kernels_apply(const Tensor& x) {
          (x.scalar_type() == at::kFloat || x.scalar_type() == at::kBFloat16 || x.scalar_type() == at::kHalf);
 }
 
+Tensor forward_on(const Tensor& x, KernelPaths* paths);
+Tensor backward_on(const Tensor& grad, const Tensor& x, KernelPaths* paths);
+
+// The forward's record (kernel_paths.h) travels with the node: CUDA runs the backward on autograd's own thread.
 struct QuickGeluFn : torch::autograd::Function<QuickGeluFn> {
   static Tensor forward(torch::autograd::AutogradContext* ctx, const Tensor& x) {
     ctx->save_for_backward({x});
-    return quick_gelu_forward(x);
+    KernelPaths* paths = current_kernel_paths();
+    ctx->saved_data["kernel_paths"] = static_cast<int64_t>(reinterpret_cast<intptr_t>(paths));
+    return forward_on(x, paths);
   }
   static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
                                                torch::autograd::tensor_list grads) {
     const auto x = ctx->get_saved_variables()[0];
-    return {quick_gelu_backward(grads[0], x)};
+    auto* paths = reinterpret_cast<KernelPaths*>(static_cast<intptr_t>(ctx->saved_data["kernel_paths"].toInt()));
+    return {backward_on(grads[0], x, paths)};
   }
 };
 
-}  // namespace
-
-Tensor quick_gelu_reference(const Tensor& x) { return x * torch::sigmoid(1.702 * x); }
+void record(KernelPaths* paths, KernelPath p) {
+  if (paths) paths->record(Kernel::kQuickGelu, p);
+}
 
 // A kernel that throws (a launch error, an unsupported device) unregisters both kernels, says so in one line
 // and the call completes on the composite ops: a fast path never costs the run.
-static void drop_cuda_kernels(const std::exception& e) {
+void drop_cuda_kernels(const std::exception& e, KernelPaths* paths) {
   const std::string what = e.what();
   std::fprintf(stderr, "bridgetune: QuickGELU CUDA kernel failed (%s); using the composite ops from now on\n",
                what.substr(0, what.find('\n')).c_str());
   set_quick_gelu_cuda(nullptr, nullptr, false);
-  g_kernel_failed.store(true);
+  record(paths, KernelPath::kFastFailed);
 }
 
-Tensor quick_gelu_forward(const Tensor& x) {
+Tensor forward_on(const Tensor& x, KernelPaths* paths) {
   if (cuda_kernels_apply(x)) {
     try {
       auto xc = x.contiguous();
       auto y = torch::empty_like(xc);
       g_cuda_fwd.load()(xc, y);
-      g_kernel_ran.store(true);
+      record(paths, KernelPath::kFast);
       return y;
     } catch (const std::exception& e) {
-      drop_cuda_kernels(e);
+      drop_cuda_kernels(e, paths);
     }
   }
   if (x.is_cpu()) return cpu_forward(x);
   return quick_gelu_reference(x);
 }
 
-Tensor quick_gelu_backward(const Tensor& grad, const Tensor& x) {
+Tensor backward_on(const Tensor& grad, const Tensor& x, KernelPaths* paths) {
   if (cuda_kernels_apply(x)) {
     try {
       auto xc = x.contiguous();
@@ -152,7 +160,7 @@ Tensor quick_gelu_backward(const Tensor& grad, const Tensor& x) {
       g_cuda_bwd.load()(gc, xc, dx);
       return dx;
     } catch (const std::exception& e) {
-      drop_cuda_kernels(e);
+      drop_cuda_kernels(e, paths);
     }
   }
   if (x.is_cpu()) return cpu_backward(grad, x);
@@ -160,15 +168,13 @@ Tensor quick_gelu_backward(const Tensor& grad, const Tensor& x) {
   return grad * s * (1 + 1.702 * x * (1 - s));
 }
 
-std::string quick_gelu_cuda_path() {
-  if (g_kernel_failed.load()) return "composite (CUDA kernel failed)";
-  return g_kernel_ran.load() ? "cuda_kernel" : "composite";
-}
+}  // namespace
 
-void reset_quick_gelu_cuda_path() {
-  g_kernel_ran.store(false);
-  g_kernel_failed.store(false);
-}
+Tensor quick_gelu_reference(const Tensor& x) { return x * torch::sigmoid(1.702 * x); }
+
+Tensor quick_gelu_forward(const Tensor& x) { return forward_on(x, current_kernel_paths()); }
+
+Tensor quick_gelu_backward(const Tensor& grad, const Tensor& x) { return backward_on(grad, x, current_kernel_paths()); }
 
 Tensor quick_gelu(const Tensor& x) {
   // The composite under autograd where the fused kernels would not pay: CUDA without registered kernels (its

@@ -21,9 +21,7 @@ using QuickGeluCudaBwd = void (*)(const torch::Tensor& dy, const torch::Tensor& 
 // any_device: the kernels also take CPU tensors (fault injection only: model/cuda_ops.h).
 void set_quick_gelu_cuda(QuickGeluCudaFwd fwd, QuickGeluCudaBwd bwd, bool any_device = false);
 // A registered kernel that throws is unregistered (one line on stderr) and that call finishes on the composite
-// ops. What CUDA QuickGELU ran since the last reset: "cuda_kernel", "composite" or
-// "composite (CUDA kernel failed)" (the kernels stay unregistered until registered again).
-std::string quick_gelu_cuda_path();
-void reset_quick_gelu_cuda_path();
+// ops (the kernels stay unregistered until registered again). What ran goes to the calling thread's record
+// (model/kernel_paths.h, Kernel::kQuickGelu): "cuda_kernel", "composite" or "composite (CUDA kernel failed)".
 
 }  // namespace bt::model

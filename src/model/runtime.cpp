@@ -2,7 +2,6 @@
 // torch/torch.h translation units: ATen/Parallel.h and c10/core/CPUAllocator.h are cheap.
 #include <ATen/Parallel.h>
 #include <c10/core/CPUAllocator.h>
-#include <dlfcn.h>
 
 #include <atomic>
 #include <cstdint>
@@ -10,6 +9,8 @@
 #include <thread>
 
 #include "common/process_memory.h"
+#include "common/runtime.h"
+#include "model/runtime.h"
 
 namespace bt::model {
 namespace {
@@ -45,7 +46,7 @@ class ReusingCpuAllocator final : public c10::Allocator {
 }  // namespace
 
 void use_reusing_cpu_allocator() {
-  if (!bt::keeping_freed_memory()) return;
+  if (!bt::runtime_switches().keep_freed_memory) return;
   // Never destroyed: tensors freed by static destructors at exit may still allocate. Priority 1 outranks c10's
   // default (0); tensors allocated before keep their own deleter.
   static auto* allocator = new ReusingCpuAllocator();
@@ -56,8 +57,13 @@ void configure_torch_threads(int n) {
   if (n <= 0) n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   at::set_num_threads(n);
   // Debian's libtorch may call into OpenBLAS, whose own pool would oversubscribe torch's threads.
-  using SetThreads = void (*)(int);
-  if (auto fn = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) fn(1);
+  bt::pin_openblas_to_one_thread();
+}
+
+void init_runtime(const RuntimeOptions& options) {
+  bt::init_runtime(options);
+  use_reusing_cpu_allocator();
+  if (options.torch_threads >= 0) configure_torch_threads(options.torch_threads);
 }
 
 int model_kernel_threads() {

@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "model/modules.h"
 #include "model/attention_probs.h"
+#include "model/attention_select.h"
 #include "model/cpu_gemm.h"
 #include "model/dropout.h"
 #include "model/quick_gelu.h"
@@ -47,17 +48,11 @@ EmbeddingImpl::EmbeddingImpl(int64_t n, int64_t dim, int64_t pad, const torch::T
 Tensor EmbeddingImpl::forward(const Tensor& ids) { return torch::embedding(weight, ids, padding_idx); }
 
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double dropout, bool train) {
-#if defined(TORCH_VERSION_MAJOR) && TORCH_VERSION_MAJOR >= 2
-  // An engaged optional holding an undefined tensor would count as "has a mask" (no flash kernel, and the math
-  // fallback adds it): pass none when there is none.
-  // ({} is the empty optional whatever optional type this libtorch spells: c10's own before 2.4, std's after.)
-  const double p = train ? dropout : 0.0;
-  if (mask.defined()) return at::scaled_dot_product_attention(q, k, v, mask.to(q.scalar_type()), p, false);
-  return at::scaled_dot_product_attention(q, k, v, {}, p, false);
-#else
-  // libtorch 1.13 has no public fused kernel: the same math as HF's eager attention.
+  // torch >= 2: scaled_dot_product_attention with the backend model/attention_backend.h picks for these inputs
+  // (flash, cuDNN, memory-efficient, math, or torch's own on the CPU); undefined when it picks eager, and always
+  // on libtorch 1.13, which has no public fused kernel: then the same math as HF's eager attention.
+  if (Tensor out = sdpa_attention(q, k, v, mask, dropout, train); out.defined()) return out;
   return batched_matmul(attention_weights(q, k, mask, dropout, train), v, /*transpose_b=*/false);
-#endif
 }
 
 Tensor extended_attention_mask(const Tensor& mask01, torch::ScalarType dtype) {

@@ -5,6 +5,7 @@
 #include "common/error.h"
 #include "data/bad_rows.h"
 #include "media/augment.h"
+#include "source/mixed_source.h"
 
 namespace bt::py {
 namespace {
@@ -43,7 +44,10 @@ LoaderCore::LoaderCore(CoreOptions o) : opt_(std::move(o)) {
   read.image_column = opt_.image_column;
   read.caption_column = opt_.caption_column;
   read.on_bad = data::parse_on_bad(opt_.on_bad_sample, "on_bad_sample");
-  src_ = source::open_source(opt_.data, source::source_options(read, "data", 0, /*locality_order=*/true));
+  const source::SourceOptions so = source::source_options(read, "data", 0, /*locality_order=*/true);
+  src_ = opt_.mix_data.empty() ? source::open_source(opt_.data, so)
+                               : source::open_mixed(opt_.mix_data, {opt_.mix_weights, loader::parse_mix_stopping(
+                                                                        opt_.mix_stopping), opt_.seed}, so);
   if (!opt_.tokenizer_dir.empty()) tok_ = text::Tokenizer::from_dir(opt_.tokenizer_dir);
 
   loader::LoaderOptions lo;
@@ -61,7 +65,7 @@ LoaderCore::LoaderCore(CoreOptions o) : opt_(std::move(o)) {
   lo.sampler.world_size = opt_.world_size;
   lo.sampler.drop_last = opt_.drop_last;
   lo.sampler.dedupe_images_in_batch = opt_.dedupe_images_in_batch;
-  if (opt_.shuffle) src_.apply_order(lo.sampler);
+  if (opt_.shuffle || src_.mix) src_.apply_order(lo.sampler);  // a mix's order holds unshuffled too
   loader_ = std::make_shared<loader::Loader>(src_.dataset, std::move(lo));
 }
 

@@ -18,7 +18,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "common/defaults.h"
 #include "loader/loader.h"
 #include "source/source.h"
 #include "text/tokenizer.h"
@@ -27,26 +29,31 @@ namespace bt::py {
 
 struct CoreOptions {
   std::string data;
+  // Several datasets (a list given as data): mixed as the CLI's --train_file A --train_file B (source/mixed_source.h),
+  // with these probabilities (empty: round-robin) and stopping rule ("first_exhausted" | "all_exhausted").
+  std::vector<std::string> mix_data;
+  std::vector<double> mix_weights;
+  std::string mix_stopping = "first_exhausted";
   int batch_size = 32;
-  int num_workers = 2;
+  int num_workers = defaults::kNumWorkers;
   bool shuffle = true;
   uint64_t seed = 0;
   bool drop_last = false;
-  int image_size = 288;
+  int image_size = defaults::kLoaderImageSize;
   std::array<float, 3> mean{media::kClipMean[0], media::kClipMean[1], media::kClipMean[2]};
   std::array<float, 3> std{media::kClipStd[0], media::kClipStd[1], media::kClipStd[2]};
   std::string tokenizer_dir;  // empty: captions are returned as text
-  int max_seq_length = 128;
+  int max_seq_length = defaults::kMaxSeqLength;
   std::string padding = "longest";  // or "max_length"
-  std::string image_column = "image";
+  std::string image_column = defaults::kImageColumn;
   std::optional<std::string> caption_column;  // unset (None): the format's own, as the CLI (source/source.h)
   std::string transform = "eval";         // a preset of media/augment.h: eval, train, finetune or strong
-  std::string on_bad_sample = "error";    // or "skip"
+  std::string on_bad_sample = defaults::kOnBadSample;  // or "skip"
   int jpeg_dct_scaling = -1;              // -1 auto: off for eval (bit-exact with Pillow), on for train
   uint64_t max_image_pixels = media::kDefaultMaxImagePixels;  // --max_image_pixels (decompression bombs)
   int rank = 0, world_size = 1;
-  int prefetch_batches = 4;
-  size_t decoded_cache_mb = 512;
+  int prefetch_batches = defaults::kPrefetchBatches;
+  size_t decoded_cache_mb = defaults::kDecodedCacheMb;
   bool dedupe_images_in_batch = loader::kDedupeImagesInBatchByDefault;
 };
 

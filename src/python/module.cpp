@@ -8,6 +8,7 @@
 #include <iterator>
 #include <span>
 
+#include "common/defaults.h"
 #include "common/error.h"
 #include "hub/hub.h"
 #include "loader/sampler.h"
@@ -61,8 +62,10 @@ pyb::object next_batch(LoaderCore& core) {
     for (const auto& c : b.captions) caps.append(pyb::str(c.data(), c.size()));  // invalid UTF-8 raises
     batch["captions"] = caps;
   }
+  pyb::list image_keys;  // bytes: keys come from file data (paths, shard members) and need not be UTF-8
+  for (const auto& k : b.image_keys) image_keys.append(pyb::bytes(k.data(), k.size()));
   pyb::dict meta("epoch"_a = b.epoch, "index"_a = b.index, "first_sample"_a = b.first_sample, "size"_a = b.size,
-                 "rows"_a = b.rows, "skipped"_a = b.skipped);
+                 "rows"_a = b.rows, "image_keys"_a = image_keys, "skipped"_a = b.skipped);
   return pyb::make_tuple(batch, meta);
 }
 
@@ -115,6 +118,9 @@ void bind_loader(pyb::module_& m) {
   pyb::class_<CoreOptions>(m, "LoaderOptions")
       .def(pyb::init<>())
       .def_readwrite("data", &CoreOptions::data)
+      .def_readwrite("mix_data", &CoreOptions::mix_data)
+      .def_readwrite("mix_weights", &CoreOptions::mix_weights)
+      .def_readwrite("mix_stopping", &CoreOptions::mix_stopping)
       .def_readwrite("batch_size", &CoreOptions::batch_size)
       .def_readwrite("num_workers", &CoreOptions::num_workers)
       .def_readwrite("shuffle", &CoreOptions::shuffle)
@@ -224,4 +230,20 @@ PYBIND11_MODULE(_native, m) {
         "the train transform's seed of one sample (as the loader draws it)");
   m.def("clip_mean", [] { return std::array<float, 3>{bt::media::kClipMean[0], bt::media::kClipMean[1], bt::media::kClipMean[2]}; });
   m.def("clip_std", [] { return std::array<float, 3>{bt::media::kClipStd[0], bt::media::kClipStd[1], bt::media::kClipStd[2]}; });
+  // The defaults the CLI's flags show (common/defaults.h): loader.py's signature reads them from here, so Python and
+  // the CLI cannot drift apart.
+  pyb::dict defaults;
+  defaults["num_workers"] = bt::defaults::kNumWorkers;
+  defaults["max_seq_length"] = bt::defaults::kMaxSeqLength;
+  defaults["seed"] = bt::defaults::kSeed;
+  defaults["image_column"] = bt::defaults::kImageColumn;
+  defaults["on_bad_sample"] = bt::defaults::kOnBadSample;
+  defaults["image_size"] = bt::defaults::kLoaderImageSize;
+  defaults["per_device_train_batch_size"] = bt::defaults::kTrainBatchSize;
+  defaults["per_device_eval_batch_size"] = bt::defaults::kEvalBatchSize;
+  defaults["device"] = bt::defaults::kDevice;
+  defaults["prefetch_batches"] = bt::defaults::kPrefetchBatches;
+  defaults["decoded_cache_mb"] = bt::defaults::kDecodedCacheMb;
+  defaults["revision"] = bt::defaults::kHubRevision;
+  m.attr("DEFAULTS") = defaults;
 }

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "common/defaults.h"
 #include "data/bad_rows.h"
 #include "data/captions_dataset.h"
 #include "data/dataset.h"
@@ -32,7 +33,7 @@ namespace bt::source {
 // --on_bad_sample, --max_image_bytes, --max_line_bytes): train, evaluate and encode hold one and open each of their
 // datasets with source_options() below.
 struct ReadOptions {
-  std::string image_column = "image";  // captions files and parquet
+  std::string image_column = defaults::kImageColumn;  // captions files and parquet
   // Captions files, tar shards' key.json, parquet; unset: the format's own (default_caption_column), decided here
   // once for every command and the Python module alike. "" reads no caption column (parquet matching splits).
   std::optional<std::string> caption_column;
@@ -71,11 +72,16 @@ struct Source {
   // The epoch order's locality groups (empty: fully random); see loader::SamplerOptions.
   std::vector<size_t> row_group_ends;
   size_t shuffle_window_groups = 0;
+  // Several datasets mixed (source/mixed_source.h): the interleaving; null for one dataset.
+  std::shared_ptr<const loader::MixPlan> mix;
 
   void apply_order(loader::SamplerOptions& sampler) const {
     sampler.row_group_ends = row_group_ends;
     sampler.shuffle_window_groups = shuffle_window_groups;
+    sampler.mix = mix;
   }
+  // Rows an epoch reads (before sharding): the mix's epoch length, else the dataset's rows.
+  size_t epoch_rows() const { return mix ? mix->length() : dataset->size(); }
 };
 
 Source open_source(const std::string& path, const SourceOptions& opts = {});

@@ -32,8 +32,13 @@ void resolve_data(const TrainOptions& o, const TrainInputs& in, RunSettings& s) 
     s.train_flag = "--train_shards", s.train_path = o.train_shards;
   } else {
     s.train_flag = "--train_file", s.train_path = o.train_file;
+    for (size_t i = 0; i < o.train_mix_files.size(); ++i)  // a mix: every file in errors
+      s.train_data += (i ? "," : "--train_file ") + o.train_mix_files[i];
   }
   s.validation_path = in.validation_path.value_or(o.validation_file);
+  if (!o.train_mix_weights.empty() && o.train_mix_files.empty())
+    fail("--train_mix_weights needs several --train_file (one weight each: --train_file a --train_file b "
+         "--train_mix_weights 0.7,0.3)");
   s.demo = s.train_path.empty() && in.train;
   if (s.demo) {
     if (!o.validation_file.empty()) fail("--validation_file needs --train_file (the demo makes its own split)");
@@ -140,6 +145,11 @@ nlohmann::json effective_arguments(const TrainOptions& o, const RunSettings& s) 
   j["greater_is_better"] = o.greater_is_better < 0 ? nlohmann::json(nullptr) : nlohmann::json(o.greater_is_better == 1);
   j["load_best_model_at_end"] = o.load_best_model_at_end;
   j["bridgetune_demo"] = s.demo;
+  if (!o.train_mix_files.empty()) {  // the flag as given shows its last value only
+    j["train_file"] = o.train_mix_files;
+    j["train_mix_weights"] = o.train_mix_weights.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.train_mix_weights);
+    j["train_mix_stopping"] = loader::mix_stopping_name(o.train_mix_stopping);
+  }
   return j;
 }
 

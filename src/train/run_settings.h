@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "common/defaults.h"
 #include "source/source.h"
 #include "train/schedule.h"
 #include "train/trainer.h"
@@ -45,7 +46,7 @@ struct RunSettings {
   std::string train_data;  // how errors name it: "--train_shards 'a/*.tar'", "--dataset_name org/x (split train)"
   source::ReadOptions read;  // the flags', with the caller's caption column
   // Optimisation and logging (the demo's recipe where the flag was not given).
-  int train_batch = 16;
+  int train_batch = defaults::kTrainBatchSize;
   double learning_rate = 5e-5, warmup_ratio = 0, dropout = -1;  // dropout < 0: the model config's
   int64_t logging_steps = 10;
   Interval eval, save;

@@ -19,10 +19,12 @@
 #include <optional>
 #include <string>
 
+#include "common/defaults.h"
 #include "eval/evaluate_run.h"
 #include "loader/loader.h"
 #include "media/augment.h"
 #include "media/transform.h"
+#include "model/attention_backend.h"
 #include "model/lora_config.h"
 #include "source/source.h"
 
@@ -41,13 +43,18 @@ const char* accumulation_name(ContrastiveAccumulation a);  // "exact" | "local",
 struct TrainOptions {
   // Model and data.
   std::string model_name_or_path;  // HF checkpoint dir or hub id (org/name, see hub/hub.h); empty: model_preset
-  std::string model_revision = "main";  // hub ids: branch, tag or 40-hex commit in the local HF cache
+  std::string model_revision = defaults::kHubRevision;  // hub ids: branch, tag or 40-hex commit in the local HF cache
   std::string cache_dir;                // hub ids: the HF hub cache (empty: $HF_HUB_CACHE, $HF_HOME/hub, ...)
-  std::string model_preset = "tiny";
+  std::string model_preset = defaults::kModelPreset;
   std::string tokenizer_name;  // tokenizer folder (vocab.json + merges.txt or tokenizer.json) for a preset model;
                                // empty: the checkpoint's, else a small BPE trained on the training captions
   std::string train_file, validation_file;  // captions file/folder, tar shards, or parquet (auto-detected)
   std::string train_shards;                 // WebDataset tar shards (pattern); alternative to train_file
+  // Several --train_file (repeated, or a comma list): all of them in order, mixed with HF's interleave_datasets
+  // semantics (source/mixed_source.h, loader/mix_order.h); train_file is then the first. Empty for one file.
+  std::vector<std::string> train_mix_files;
+  std::vector<double> train_mix_weights;  // --train_mix_weights: probabilities (normalised); empty: round-robin
+  loader::MixStopping train_mix_stopping = loader::MixStopping::kFirstExhausted;
   int shuffle_window_row_groups = -1;       // parquet: shuffle row groups, then rows within windows of this many
                                             // groups (-1 default, 0 fully random rows)
   source::ReadOptions read;  // --image_column, --caption_column, --on_bad_sample, --max_image_bytes, --max_line_bytes
@@ -72,7 +79,7 @@ struct TrainOptions {
   // A step whose loss or gradient norm is not finite is never applied (skipped, counted); this many in a row stop
   // the run with one line (the weights, every checkpoint and the final model stay finite).
   int max_nonfinite_steps = 3;
-  uint64_t seed = 42;
+  uint64_t seed = defaults::kSeed;
   bool freeze_vision_model = false, freeze_text_model = false, freeze_text_pooler = true;
   // Fine-tuning controls (train/torch/param_setup.h): per-part learning rates (0: --learning_rate), layer-wise
   // decay across each tower's depth (1: none), the first N layers of a tower frozen (embeddings + N blocks).
@@ -94,22 +101,29 @@ struct TrainOptions {
   std::string lora_target_modules = model::kDefaultLoraTargets;
   std::string lora_modules_to_save = model::kDefaultLoraModulesToSave;
   bool merge_lora = false;
-  int max_seq_length = 128;
+  int max_seq_length = defaults::kMaxSeqLength;
   // Data pipeline.
-  int dataloader_num_workers = 2;
-  int prefetch_batches = 4;
+  int dataloader_num_workers = defaults::kNumWorkers;
+  int prefetch_batches = defaults::kPrefetchBatches;
   int image_size = 0;  // 0: the model config's vision image_size
   bool dedupe_images_in_batch = loader::kDedupeImagesInBatchByDefault;
   bool use_media_pipeline = false;
   loader::MediaDecode media_decode = loader::MediaDecode::kAuto;  // with use_media_pipeline
   media::AugmentOptions train_transform;  // --train_transform preset + overrides; eval: the reference's resize + crop
-  int decoded_cache_mb = 512;
+  int decoded_cache_mb = defaults::kDecodedCacheMb;
   bool jpeg_dct_scaling = true;
   // Runtime.
-  std::string device = "cpu";
+  std::string device = defaults::kDevice;
   bool bf16 = false;
   bool fp16 = false;  // --fp16: on CUDA fp16 autocast + dynamic loss scaling (train/loss_scale.h), elsewhere bf16
   int torch_threads = 0;  // 0: model::torch_threads_for (on CPU every core from the small preset up, else what the workers leave)
+  // Issue 46: attention's kernel (model/attention_backend.h); the decode workers' nice value (-1: auto,
+  // loader::default_worker_nice) and CPUs (loader/worker_priority.h); the steps "A:B" torch's profiler traces into
+  // output_dir ("": none; train/torch/step_profiler.h).
+  model::AttentionOverride attention_backend = model::AttentionOverride::kAuto;
+  int loader_worker_nice = -1;
+  bool loader_worker_affinity = false;
+  std::string profile_steps;
   uint64_t max_model_bytes = 0;  // 0: the machine's free memory (model/memory_budget.h)
   // Logging, eval, checkpoints. --eval_steps/--save_steps < 0: each epoch; a strategy, when given, decides.
   std::optional<int64_t> logging_steps, eval_steps, save_steps;

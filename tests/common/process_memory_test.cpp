@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "common/process_memory.h"
+#include "common/runtime.h"
 
 namespace {
 constexpr size_t kBlock = 64u << 20;
@@ -54,10 +55,13 @@ TEST(ProcessMemory, FreedLargeBlocksAreReusedWithoutPageFaults) {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || !defined(__GLIBC__)
   GTEST_SKIP() << "not glibc's malloc (a sanitizer's allocator replaces it)";
 #else
-  ::setenv("BRIDGETUNE_KEEP_FREED_MEMORY", "0", 1);  // the switch: glibc as it is, a fresh mapping per big block
-  bt::keep_freed_memory_for_reuse();
-  EXPECT_GT(faults_to_reuse_a_freed_block(), 1000) << "glibc's default no longer maps big blocks afresh?";
-  ::unsetenv("BRIDGETUNE_KEEP_FREED_MEMORY");
+  {
+    bt::RuntimeSwitches off;
+    off.keep_freed_memory = false;  // the switch: glibc as it is, a fresh mapping per big block
+    const bt::ScopedRuntimeSwitches scope(off);
+    bt::keep_freed_memory_for_reuse();
+    EXPECT_GT(faults_to_reuse_a_freed_block(), 1000) << "glibc's default no longer maps big blocks afresh?";
+  }
   bt::keep_freed_memory_for_reuse();
   EXPECT_LT(faults_to_reuse_a_freed_block(), 100) << "a freed 64 MB block was given back to the kernel";
 #endif

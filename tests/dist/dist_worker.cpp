@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "dist/env.h"
 #include "dist/process_group.h"
+#include "model/runtime.h"
 #include "toy.h"
 
 namespace bt::dist::testing {
@@ -67,6 +68,7 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  bt::model::init_runtime();  // a rank runs as a bridgetune rank (model/runtime.h)
   try {
     return run(argc, argv);
   } catch (const std::exception& e) {

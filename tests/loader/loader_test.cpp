@@ -170,6 +170,20 @@ TEST(Loader, SkipPolicyKeepsBatchesFullAndCounts) {
   }
 }
 
+// p + k*B wraps onto p itself when the order holds one batch: the replacement must still find the good rows.
+TEST(Loader, SkipPolicyFindsReplacementsInAnOrderOfOneBatch) {
+  auto ds = std::make_shared<FakeDataset>(4, 4, std::set<size_t>{1});
+  auto o = opts(1);
+  o.on_bad_sample = data::OnBad::kSkip;
+  o.batch_size = 4;
+  Loader l(ds, o);
+  l.start_epoch(0);
+  auto b = l.next();  // before: "the next 8 replacement candidates were bad too" (all of them row 1)
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->skipped, 1u);
+  for (size_t r : b->rows) EXPECT_NE(r, 1u);
+}
+
 TEST(Loader, SkipPolicyGivesUpWhenEverythingIsBad) {
   std::set<size_t> all;
   for (size_t i = 0; i < 8; ++i) all.insert(i);

@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include "common/cpu_isa.h"
+#include "common/runtime.h"
 #include "model/api.h"
 #include "model/autocast.h"
 #include "model/cpu_gemm.h"
@@ -174,21 +175,26 @@ void check_bf16_autocast_linear() {
     EXPECT_LT(rel_err(got.gx, want.gx), bf16_x ? 8e-3 : 1e-5);
   }
 }
+// The switch BRIDGETUNE_CPU_GEMM=torch, in-process.
+bt::RuntimeSwitches torch_gemm() {
+  bt::RuntimeSwitches s = bt::runtime_switches();
+  s.cpu_gemm_onednn = false;
+  return s;
+}
 }  // namespace
 
 TEST(Linear, TheSwitchStaysOnTorchLinear) {
   torch::manual_seed(7);
   auto x = torch::randn({16, 24}), w = torch::randn({8, 24}), b = torch::randn({8});
-  set_cpu_gemm_onednn(false);
-  EXPECT_EQ(cpu_gemm_name(), "torch");
-  auto y = linear(x, w, b);
-  torch::Tensor y_bf16, want_bf16;
+  torch::Tensor y, y_bf16, want_bf16;
   {
+    const bt::ScopedRuntimeSwitches scope(torch_gemm());
+    EXPECT_EQ(cpu_gemm_name(), "torch");
+    y = linear(x, w, b);
     AutocastScope autocast(true, torch::Device(torch::kCPU));
     y_bf16 = linear(x, w, b);
     want_bf16 = torch::linear(x, w, b);
   }
-  set_cpu_gemm_onednn(true);
   EXPECT_TRUE(torch::equal(y, torch::linear(x, w, b)));
   EXPECT_TRUE(torch::equal(y_bf16, want_bf16));
 }
@@ -228,9 +234,11 @@ TEST(BatchedMatmul, PowerOfTwoScaleIsExactAndTheSwitchGivesTorchsResult) {
   auto fused = batched_matmul(q, k, true, 8.0);
   auto unscaled = batched_matmul(q, k, true, 1.0);
   EXPECT_TRUE(torch::equal(fused, unscaled / 8.0));  // alpha = 1/8 inside the GEMM, exact in float
-  set_cpu_gemm_onednn(false);
-  auto reference = batched_matmul(q, k, true, 8.0);
-  set_cpu_gemm_onednn(true);
+  torch::Tensor reference;
+  {
+    const bt::ScopedRuntimeSwitches scope(torch_gemm());
+    reference = batched_matmul(q, k, true, 8.0);
+  }
   EXPECT_TRUE(torch::equal(reference, torch::matmul(q, k.transpose(-1, -2)) / 8.0));
   EXPECT_LT((fused - reference).abs().max().item<double>(), 1e-4);
 }

@@ -5,8 +5,11 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 
+#include "common/runtime.h"
 #include "model/bridgetower.h"
+#include "model/kernel_paths.h"
 #include "model/quick_gelu.h"
 
 using namespace bt::model;
@@ -110,13 +113,14 @@ void throwing_bwd(const torch::Tensor&, const torch::Tensor&, torch::Tensor&) {
 }  // namespace
 
 TEST(QuickGelu, AFailingKernelFallsBackAndSaysSo) {
-  reset_quick_gelu_cuda_path();
-  EXPECT_EQ(quick_gelu_cuda_path(), "composite");
+  KernelPaths run;  // this run's record (model/kernel_paths.h)
+  std::optional<ScopedKernelPaths> scope(&run);
+  EXPECT_EQ(run.name(Kernel::kQuickGelu), "composite");
   auto x0 = inputs(torch::kFloat);
   auto x1 = x0.clone().requires_grad_(true), x2 = x0.clone().requires_grad_(true);
   set_quick_gelu_cuda(throwing_fwd, throwing_bwd, /*any_device=*/true);
   auto y1 = quick_gelu(x1);  // the kernel applies (any_device), throws, and the call still returns
-  EXPECT_EQ(quick_gelu_cuda_path(), "composite (CUDA kernel failed)");
+  EXPECT_EQ(run.name(Kernel::kQuickGelu), "composite (CUDA kernel failed)");
   y1.sum().backward();
   quick_gelu(x2).sum().backward();  // kernels unregistered by now: the plain CPU path
   EXPECT_TRUE(torch::equal(y1, quick_gelu(x0)));
@@ -124,26 +128,33 @@ TEST(QuickGelu, AFailingKernelFallsBackAndSaysSo) {
   // only the backward kernel fails: the forward ran on the kernel, the gradient on the fallback
   set_quick_gelu_cuda([](const torch::Tensor& x, torch::Tensor& y) { y.copy_(quick_gelu_reference(x)); }, throwing_bwd,
                       true);
-  reset_quick_gelu_cuda_path();
+  KernelPaths next;  // a second run: its own record; the forward's record reaches the backward
+  scope.emplace(&next);
   auto x3 = x0.clone().requires_grad_(true);
-  quick_gelu(x3).sum().backward();
-  EXPECT_EQ(quick_gelu_cuda_path(), "composite (CUDA kernel failed)");
+  auto y3 = quick_gelu(x3);
+  EXPECT_EQ(next.name(Kernel::kQuickGelu), "cuda_kernel");
+  scope.reset();  // the backward still writes to the record its forward ran under
+  y3.sum().backward();
+  EXPECT_EQ(next.name(Kernel::kQuickGelu), "composite (CUDA kernel failed)");
+  EXPECT_EQ(run.name(Kernel::kQuickGelu), "composite (CUDA kernel failed)");
   EXPECT_TRUE(torch::allclose(x3.grad(), x2.grad(), 1e-6, 1e-6));
-  reset_quick_gelu_cuda_path();
 }
 
 // The model registers its fused ops itself whenever one is built (model/cuda_ops.h), so evaluate, forward and encode
-// take them as train does. Seen without a GPU through the fault injection: BT_FUSED_OPS=fail registers failing
-// stand-ins for every device, and a CPU QuickGELU then falls back once, saying so.
+// take them as train does. Seen without a GPU through the fault injection: BRIDGETUNE_FUSED_OPS=fail registers
+// failing stand-ins for every device, and a CPU QuickGELU then falls back once, saying so.
 TEST(QuickGelu, BuildingAModelRegistersTheFusedOps) {
   set_quick_gelu_cuda(nullptr, nullptr);
-  reset_quick_gelu_cuda_path();
-  ASSERT_EQ(setenv("BT_FUSED_OPS", "fail", 1), 0);
-  BridgeTowerForContrastiveLearning model(preset("tiny"), torch::TensorOptions().device(torch::kMeta));
-  unsetenv("BT_FUSED_OPS");
+  KernelPaths run;
+  const ScopedKernelPaths scope(&run);
+  {
+    bt::RuntimeSwitches fail = bt::runtime_switches();
+    fail.fused_ops = bt::FusedOps::kFail;
+    const bt::ScopedRuntimeSwitches switches(fail);
+    BridgeTowerForContrastiveLearning model(preset("tiny"), torch::TensorOptions().device(torch::kMeta));
+  }
   auto x = inputs(torch::kFloat);
   EXPECT_TRUE(torch::allclose(quick_gelu_forward(x), quick_gelu_reference(x), 1e-5, 1e-6));
-  EXPECT_EQ(quick_gelu_cuda_path(), "composite (CUDA kernel failed)");
+  EXPECT_EQ(run.name(Kernel::kQuickGelu), "composite (CUDA kernel failed)");
   set_quick_gelu_cuda(nullptr, nullptr);
-  reset_quick_gelu_cuda_path();
 }

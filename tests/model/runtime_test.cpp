@@ -8,6 +8,7 @@
 
 #include "common/process_memory.h"
 #include "model/api.h"
+#include "model/runtime.h"
 
 namespace {
 
@@ -33,8 +34,7 @@ TEST(Runtime, FreedTensorMemoryGoesToTheNextTensorOfItsSize) {
 #else
   // (In a process of its own, as ctest runs it, c10's allocator takes > 12,000 faults per round here -- fresh pages
   // for every 51 MB tensor; in a process whose heap earlier tests shaped it may happen to take none.)
-  bt::keep_freed_memory_for_reuse();
-  bt::model::use_reusing_cpu_allocator();
+  bt::model::init_runtime();  // as every binary's main() (a no-op here: test_main.cpp ran it)
   EXPECT_LT(faults_of_a_repeated_round(), 300) << "freed tensor memory was not reused";
   for (int64_t n : {1, 7, 1000, 123457}) {
     const auto t = torch::empty({n});

@@ -124,6 +124,8 @@ def test_evaluate_gives_loss_retrieval_and_matching(hf, data, tokenizer_dir, tmp
     assert again["eval_val_t2i_r1"] == got["eval_t2i_r1"]
     augmented = loader(data, tokenizer_dir, shuffle=False, transform="train")
     assert trainer.evaluate(augmented) == trainer.evaluate(augmented)  # epoch 0's crops each time, as the C++
+    # the gallery groups rows by image key, as `bridgetune evaluate` does: random crops of one image are one image
+    assert trainer.evaluate(augmented)["eval_images"] == 24
     off = hf(model=model, args=fake.TrainingArguments(output_dir=str(tmp_path)),
              eval_dataset=loader(data, tokenizer_dir, shuffle=False), matching_data=None).evaluate()
     assert "eval_matching_accuracy" not in off and off["eval_t2i_r1"] == got["eval_t2i_r1"]

@@ -10,9 +10,12 @@
 #include <tuple>
 
 #include "cli/command.h"
+#include "cli/flag_table.h"
 #include "cli/hub_flags.h"
 #include "cli/loader_flags.h"
+#include "cli/perf_flags.h"
 #include "common/cpu_isa.h"
+#include "common/defaults.h"
 #include "common/error.h"
 #include "common/machine_memory.h"
 #include "common/paths.h"
@@ -30,8 +33,9 @@ namespace {
 namespace fs = std::filesystem;
 
 struct BenchArgs {
-  std::string data, out_dir = "runs/bench", workers = "0,1,2", preset = "tiny", device = "cpu", tokenizer;
-  int batch = 16, steps = 30, warmup = 5, image_size = 0, synth_n = 512, synth_max_width = 800;
+  std::string data, out_dir = "runs/bench", workers = "0,1,2", preset = defaults::kModelPreset,
+      device = defaults::kDevice, tokenizer;
+  int batch = defaults::kTrainBatchSize, steps = 30, warmup = 5, image_size = 0, synth_n = 512, synth_max_width = 800;
   int decoded_cache_mb = 0, torch_threads = 0, repeats = 3;
   bool bf16 = false, media_pipeline_on = false;
   bool jpeg_dct_scaling = true;  // false: full-resolution decode, as a Python loader does ("like for like")
@@ -39,6 +43,7 @@ struct BenchArgs {
   HubFlags hub;
   bool find_max_batch = false;  // instead of the throughput table: the largest micro-batch within max_memory_gb
   double max_memory_gb = 0;
+  train::TrainOptions perf;  // --attention_backend, --loader_worker_nice/_affinity, --profile_steps: every run's
 };
 
 std::vector<int> parse_list(const std::string& s) {
@@ -139,6 +144,8 @@ train::TrainOptions base_options(const BenchArgs& a, const std::string& data, in
   base.logging_steps = a.steps;
   base.learning_rate = 1e-4;
   base.overwrite_output_dir = true;
+  base.attention_backend = a.perf.attention_backend, base.profile_steps = a.perf.profile_steps;
+  base.loader_worker_nice = a.perf.loader_worker_nice, base.loader_worker_affinity = a.perf.loader_worker_affinity;
   return base;
 }
 
@@ -341,24 +348,22 @@ void setup(CLI::App& app) {
   app.add_option("--data", a->data, "Dataset (captions file or folder); none: generated cartoons in --output_dir/data");
   app.add_option("--output_dir", a->out_dir, "Where runs, bench_results.json and bench.png go")->capture_default_str();
   app.add_option("--workers", a->workers, "Comma-separated --dataloader_num_workers values")->capture_default_str();
-  app.add_option("--model_preset", a->preset, "tiny|small|base|large")->capture_default_str();
-  app.add_option("--tokenizer_name", a->tokenizer,
-                 "Tokenizer folder or hub id (vocab.json + merges.txt, or tokenizer.json); its vocabulary sizes the "
-                 "embeddings (default: a small BPE trained on the captions)");
+  add_flag(app, flags::kModelPreset, a->preset);
+  add_flag(app, flags::kTokenizerName, a->tokenizer);
   add_hub_flags(app, &a->hub.revision, &a->hub.cache_dir);
-  app.add_option("--per_device_train_batch_size,--batch", a->batch)->capture_default_str();
+  add_flag(app, flags::kPerDeviceTrainBatchSize, a->batch, ",--batch");
   app.add_option("--max_steps,--steps", a->steps, "Steps per configuration")->capture_default_str();
   app.add_option("--throughput_warmup_steps", a->warmup)->capture_default_str();
-  app.add_option("--image_size", a->image_size, "0: the preset's")->capture_default_str();
-  app.add_option("--device", a->device, "cpu|cuda")->capture_default_str();
-  app.add_flag("--bf16", a->bf16);
+  add_flag(app, flags::kImageSize, a->image_size);
+  add_flag(app, flags::kDevice, a->device);
+  add_switch(app, flags::kBf16, a->bf16);
   app.add_option("--jpeg_dct_scaling", a->jpeg_dct_scaling,
                  "false: decode JPEGs at full resolution, as PIL does (a like-for-like comparison with a Python loader)")
       ->capture_default_str();
   app.add_flag("--use_media_pipeline", a->media_pipeline_on, "Also measure the GPU media pipeline (GPU only)");
-  add_enum_flag(app, "--media_decode", a->media_decode, kMediaDecodeWords, "The media pipeline's JPEG decode: auto|gpu (nvJPEG)|cpu");
+  add_enum(app, flags::kMediaDecode, a->media_decode, kMediaDecodeWords);
   app.add_option("--decoded_cache_mb", a->decoded_cache_mb, "0: decode every image every time (real JPEG loading)")->capture_default_str();
-  app.add_option("--torch_threads", a->torch_threads, "0: as train picks for the largest worker count (every core from the small preset up)")->capture_default_str();
+  add_flag(app, flags::kTorchThreads, a->torch_threads);  // as train picks for the largest --workers count
   app.add_option("--repeats", a->repeats, "Interleaved repetitions per configuration (median reported)")->capture_default_str();
   app.add_option("--synth_n", a->synth_n, "Rows of generated data")->capture_default_str();
   app.add_option("--synth_max_width", a->synth_max_width, "Widest generated image (px)")->capture_default_str();
@@ -367,6 +372,7 @@ void setup(CLI::App& app) {
                "with --gradient_checkpointing, found by measuring (2 steps per probe; the data's rows bound it)");
   app.add_option("--max_memory_gb", a->max_memory_gb,
                  "--find_max_batch's budget: peak resident memory on the CPU, max_memory_allocated on CUDA");
+  add_perf_flags(app, &a->perf);  // cli/perf_flags.h
   app.callback([a] {
     if (a->batch < 2) fail("--batch must be >= 2");
     if (a->repeats < 1) fail("--repeats must be >= 1");

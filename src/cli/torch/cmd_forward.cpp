@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "cli/command.h"
+#include "cli/flag_table.h"
 #include "cli/hub_flags.h"
 #include "cli/model_flags.h"
 #include "common/error.h"
@@ -21,9 +22,7 @@ struct ForwardArgs {
 bt::cli::Registrar reg("forward", "Run the contrastive model on a batch (safetensors in, safetensors out)", 60,
                        [](CLI::App& app) {
                          auto a = std::make_shared<ForwardArgs>();
-                         app.add_option("--model_name_or_path", a->model,
-                                        "Checkpoint folder or hub id (org/name) in the local HF cache")
-                             ->required();
+                         bt::cli::add_flag(app, bt::cli::flags::kModelNameOrPath, a->model)->required();
                          app.add_option("--batch", a->batch,
                                         "Input safetensors: pixel_values F32 [B,3,S,S], input_ids and "
                                         "attention_mask I64 [B,L]")

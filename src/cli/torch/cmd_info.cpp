@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "cli/command.h"
+#include "cli/flag_table.h"
 #include "cli/hub_flags.h"
 #include "common/error.h"
 #include "common/machine_memory.h"
@@ -75,7 +76,7 @@ void run(InfoArgs a) {
 bt::cli::Registrar reg("info", "Print a model's parameter count and shapes", 61, [](CLI::App& app) {
   auto a = std::make_shared<InfoArgs>();
   app.add_option("--model_preset", a->preset, "tiny | small | base | large");
-  app.add_option("--model_name_or_path", a->model, "Checkpoint folder with config.json, or hub id (org/name)");
+  bt::cli::add_flag(app, bt::cli::flags::kModelNameOrPath, a->model);
   app.add_option("--write_config", a->write_config,
                  "Also write the model's config as a Hugging Face config.json to this path (BridgeTowerConfig.from_json_file reads it)");
   bt::cli::add_hub_flags(app, &a->hub.revision, &a->hub.cache_dir);

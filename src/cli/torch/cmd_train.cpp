@@ -14,14 +14,17 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/flag_table.h"
 #include "cli/hf_compat.h"
 #include "cli/hub_flags.h"
 #include "cli/loader_flags.h"
 #include "cli/model_flags.h"
+#include "cli/perf_flags.h"
 #include "common/error.h"
 #include "common/file_gate.h"
 #include "data/captions_dataset.h"
 #include "dist/env.h"
+#include "source/mixed_source.h"
 #include "train/recipe.h"
 #include "train/run_settings.h"
 #include "train/stop_signal.h"
@@ -85,29 +88,54 @@ void add_model_and_data_flags(CLI::App& app, TrainFlags& f) {
                                    "Continue a run: a checkpoint-N folder, 'latest' (default when no value), or "
                                    "'latest_or_none' (the newest checkpoint, or from scratch when there is none: one "
                                    "requeue script for the first run and every restart)")
-                        ->expected(0, 1);
-  app.add_option("--model_name_or_path", o->model_name_or_path, "HF checkpoint folder (config.json, model.safetensors or pytorch_model.bin, tokenizer files) or hub id (org/name) in the local HF cache");
+                        ->expected(0, 1)
+                        ->group(group::kCheckpoints);
+  add_flag(app, flags::kModelNameOrPath, o->model_name_or_path);
   add_hub_flags(app, &o->model_revision, &o->cache_dir);
-  app.add_option("--model_preset", o->model_preset, "Random-init shapes when no checkpoint: tiny|small|base|large")->capture_default_str();
-  app.add_option("--tokenizer_name", o->tokenizer_name,
-                 "Tokenizer folder or hub id (vocab.json + merges.txt, or tokenizer.json) for a --model_preset model; its vocabulary "
-                 "sizes the text embeddings (default: a small BPE trained on the captions)");
-  app.add_option("--train_file", o->train_file, "Captions file (JSONL/CSV), image folder with captions.jsonl, HF parquet (file, folder, glob) or tar shards; none: built-in demo data");
-  app.add_option("--train_shards", o->train_shards, "WebDataset tar shards: a .tar, a glob, a brace pattern (shard-{000..009}.tar) or a folder");
+  add_flag(app, flags::kModelPreset, o->model_preset);
+  add_flag(app, flags::kTokenizerName, o->tokenizer_name);
+  app.add_option_function<std::vector<std::string>>(
+         "--train_file",
+         [o](const std::vector<std::string>& v) {  // several: mixed (source/mixed_source.h); train_file the first
+           const std::vector<std::string> files = source::split_train_files(v);
+           o->train_file = files.empty() ? "" : files.front();
+           o->train_mix_files = files.size() > 1 ? files : std::vector<std::string>{};
+         },
+         "Captions file (JSONL/CSV), image folder with captions.jsonl, HF parquet (file, folder, glob) or tar shards; "
+         "none: built-in demo data. Several (repeated, or a comma list): mixed as HF's interleave_datasets")
+      ->expected(1, -1)
+      ->group(group::kEssentials);
+  app.add_option("--train_shards", o->train_shards, "WebDataset tar shards: a .tar, a glob, a brace pattern (shard-{000..009}.tar) or a folder; or streamed: "
+                 "http(s)://.../shard-{000..009}.tar or pipe:COMMAND (its stdout, e.g. pipe:aws s3 cp s3://b/s-{0..9}.tar -), "
+                 "retried and resumed on a broken transfer, held in memory for now");
   app.add_option("--shuffle_window_row_groups", o->shuffle_window_row_groups,
                  "parquet: shuffle row groups, then rows within windows of K groups so each decoded page serves all "
                  "its rows (-1: 8, capped to the page cache; 0: fully random rows)");
-  app.add_option("--validation_file", o->validation_file, "Validation split (same forms) for eval loss and recall@K");
+  app.add_option("--validation_file", o->validation_file, "Validation split (same forms) for eval loss and recall@K")
+      ->group(group::kEssentials);
   app.add_option("--test_file", r->test_file, "Test split (same forms) for --do_predict");
-  app.add_option("--dataset_name", r->dataset.name, "HF dataset: hub id in the local HF cache (e.g. jmhessel/newyorker_caption_contest) or a folder of the same layout; splits train/validation/test feed --do_train/--do_eval/--do_predict");
-  app.add_option("--dataset_config_name", r->dataset.config, "Its config (e.g. matching)");
-  app.add_option("--dataset_revision", r->dataset.revision, "Hub datasets: branch, tag or commit")->capture_default_str();
-  app.add_option("--image_column", o->read.image_column, "Image column of a CSV/JSONL/parquet dataset")->capture_default_str();
-  app.add_option("--caption_column", o->read.caption_column, source::kCaptionColumnHelp);
-  app.add_option("--output_dir", o->output_dir, "Where checkpoints, the final model and the result files go")->capture_default_str();
-  app.add_flag("--overwrite_output_dir", o->overwrite_output_dir, "Replace a finished or interrupted run in --output_dir");
+  add_flag(app, flags::kDatasetName, r->dataset.name);
+  add_flag(app, flags::kDatasetConfigName, r->dataset.config);
+  add_flag(app, flags::kDatasetRevision, r->dataset.revision);
+  add_flag(app, flags::kImageColumn, o->read.image_column);
+  add_flag(app, flags::kCaptionColumn, o->read.caption_column);
+  app.add_option("--output_dir", o->output_dir, "Where checkpoints, the final model and the result files go")
+      ->capture_default_str()
+      ->group(group::kEssentials);
+  app.add_flag("--overwrite_output_dir", o->overwrite_output_dir, "Replace a finished or interrupted run in --output_dir")
+      ->group(group::kCheckpoints);
   app.add_flag("--resume_with_changed_data", o->resume_with_changed_data,
-               "Resume a checkpoint made on other data (rows or captions differ) on purpose; without it, refused");
+               "Resume a checkpoint made on other data (rows or captions differ) on purpose; without it, refused")
+      ->group(group::kCheckpoints);
+  app.add_option_function<std::string>(
+      "--train_mix_weights", [o](const std::string& v) { o->train_mix_weights = loader::parse_mix_weights(v); },
+      "Several --train_file: the probability of drawing each next example from each (e.g. 0.7,0.3; normalised); "
+      "none: round-robin");
+  add_enum_flag(app, "--train_mix_stopping", o->train_mix_stopping,
+                EnumWords<loader::MixStopping>{{"first_exhausted", loader::MixStopping::kFirstExhausted},
+                                               {"all_exhausted", loader::MixStopping::kAllExhausted}},
+                "Several --train_file: an epoch ends when the first dataset runs out (first_exhausted), or when every "
+                "one has been read through, the others restarting (all_exhausted: oversampling)");
 }
 
 // The HF example's flags that select phases and outputs, and the ones accepted for it without a use here.
@@ -117,9 +145,13 @@ void add_hf_flags(CLI::App& app, TrainFlags& f) {
   app.add_flag("--do_train", r->do_train, "Train (HF semantics: without it nothing trains; none of --do_train/--do_eval/--do_predict: train, evaluating on --validation_file)");
   app.add_flag("--do_eval", r->do_eval, "Evaluate on the validation split after training (or the given model)");
   app.add_flag("--do_predict", r->do_predict, "Evaluate on the test split (test_results.json, metric prefix test)");
-  app.add_option("--max_train_samples", o->max_train_samples, "Only the first N training rows (0: all)")->capture_default_str();
-  app.add_option("--max_eval_samples", o->max_eval_samples, "Only the first N validation rows (0: all)")->capture_default_str();
-  app.add_option("--max_predict_samples", r->max_predict_samples, "Only the first N test rows (0: all)")->capture_default_str();
+  app.add_option("--max_train_samples", o->max_train_samples, "Only the first N training rows (0: all)")
+      ->capture_default_str()
+      ->group(group::kModelData);
+  add_flag(app, flags::kMaxEvalSamples, o->max_eval_samples);
+  app.add_option("--max_predict_samples", r->max_predict_samples, "Only the first N test rows (0: all)")
+      ->capture_default_str()
+      ->group(group::kModelData);
   app.add_option_function<std::vector<std::string>>(
         "--report_to", [r](const std::vector<std::string>& v) { r->report_to = report::parse_report_to(v); },
         "none|all|tensorboard|mlflow|wandb, several as HF takes them (tensorboard mlflow, or tensorboard,mlflow); "
@@ -128,25 +160,30 @@ void add_hf_flags(CLI::App& app, TrainFlags& f) {
       ->expected(1, -1)
       ->default_str(report::report_to_words(r->report_to));
   app.add_option("--logging_dir", r->logging_dir, "TensorBoard event files (default OUTPUT_DIR/runs/<Mon DD_HH-MM-SS>_<host>)");
-  app.add_flag("--remove_unused_columns", f.remove_unused_columns, "Accepted for the HF example (=False as it passes); bridgetune reads only the image and caption columns either way");
+  app.add_flag("--remove_unused_columns", f.remove_unused_columns, "Accepted for the HF example (=False as it passes); bridgetune reads only the image and caption columns either way")
+      ->group(group::kHfCompat);
   add_enum_flag(app, "--eval_strategy,--evaluation_strategy", o->eval_strategy, kStrategyWords,
                 "no|steps|epoch: evaluate during training (steps: every --eval_steps, default --logging_steps)");
   add_enum_flag(app, "--save_strategy", o->save_strategy, kStrategyWords,
                 "no|steps|epoch: checkpoints (steps: every --save_steps, default 500)");
   app.add_flag("--fp16", o->fp16, "Mixed precision: on CUDA fp16 autocast with dynamic loss scaling (for GPUs without bf16); on CPU bf16 autocast (--bf16)");
-  app.add_flag("--trust_remote_code", f.trust_remote_code, "Accepted for the HF example; bridgetune never executes code from a model or dataset repository");
+  app.add_flag("--trust_remote_code", f.trust_remote_code, "Accepted for the HF example; bridgetune never executes code from a model or dataset repository")
+      ->group(group::kHfCompat);
   for (size_t i = 0; i < std::size(kGaudiOptions); ++i)
-    f.gaudi.push_back(app.add_option(kGaudiOptions[i], f.gaudi_values[i], "Gaudi (HPU) only: accepted, does not apply")->group("Gaudi-only (accepted, ignored)"));
+    f.gaudi.push_back(app.add_option(kGaudiOptions[i], f.gaudi_values[i], "Gaudi (HPU) only: accepted, does not apply")->group(group::kGaudi));
   const std::string gaudi_desc = "Gaudi (HPU) only: accepted, does not apply";
-  for (const char* name : kGaudiFlags) f.gaudi.push_back(app.add_flag(std::string(name), gaudi_desc)->group("Gaudi-only (accepted, ignored)"));
+  for (const char* name : kGaudiFlags) f.gaudi.push_back(app.add_flag(std::string(name), gaudi_desc)->group(group::kGaudi));
 }
 
 void add_optimisation_flags(CLI::App& app, TrainFlags& f) {
   train::TrainOptions* o = &f.recipe.train;
   const train::RunSettings defaults;  // the defaults of the flags the demo's recipe changes
-  app.add_option("--per_device_train_batch_size", o->per_device_train_batch_size, "Training batch per process (images)")->default_str(shown(defaults.train_batch));
-  app.add_option("--per_device_eval_batch_size", o->per_device_eval_batch_size, "Evaluation batch per process (images)")->capture_default_str();
-  app.add_option("--learning_rate", o->learning_rate, "Peak AdamW learning rate (after warm-up)")->default_str(shown(defaults.learning_rate));
+  // Unset (optional) targets: the default shown is the recipe's (train/run_settings.h), the demo's where it differs.
+  add_flag(app, flags::kPerDeviceTrainBatchSize, o->per_device_train_batch_size)->default_str(shown(defaults.train_batch));
+  add_flag(app, flags::kPerDeviceEvalBatchSize, o->per_device_eval_batch_size);
+  app.add_option("--learning_rate", o->learning_rate, "Peak AdamW learning rate (after warm-up)")
+      ->default_str(shown(defaults.learning_rate))
+      ->group(group::kEssentials);
   app.add_option("--weight_decay", o->weight_decay, "AdamW weight decay (not on biases and LayerNorm weights, as HF)")->capture_default_str();
   app.add_option("--adam_beta1", o->adam_beta1, "AdamW beta1")->capture_default_str();
   app.add_option("--adam_beta2", o->adam_beta2, "AdamW beta2")->capture_default_str();
@@ -154,8 +191,12 @@ void add_optimisation_flags(CLI::App& app, TrainFlags& f) {
   app.add_option("--warmup_steps", o->warmup_steps, "Linear warm-up steps (overrides --warmup_ratio when > 0)")->capture_default_str();
   app.add_option("--warmup_ratio", o->warmup_ratio, "Warm-up as a fraction of the total steps")->default_str(shown(defaults.warmup_ratio));
   app.add_option("--lr_scheduler_type", o->lr_scheduler_type, "linear|cosine|constant|constant_with_warmup")->capture_default_str();
-  app.add_option("--num_train_epochs", o->num_train_epochs, "Epochs (fractions allowed) when --max_steps <= 0")->capture_default_str();
-  app.add_option("--max_steps", o->max_steps, "Optimizer steps (overrides --num_train_epochs when > 0)")->capture_default_str();
+  app.add_option("--num_train_epochs", o->num_train_epochs, "Epochs (fractions allowed) when --max_steps <= 0")
+      ->capture_default_str()
+      ->group(group::kEssentials);
+  app.add_option("--max_steps", o->max_steps, "Optimizer steps (overrides --num_train_epochs when > 0)")
+      ->capture_default_str()
+      ->group(group::kEssentials);
   app.add_option("--gradient_accumulation_steps", o->gradient_accumulation_steps, "Micro-batches per optimizer step (see --contrastive_accumulation)")->capture_default_str();
   add_enum_flag(app, "--contrastive_accumulation", o->contrastive_accumulation,
                 EnumWords<train::ContrastiveAccumulation>{
@@ -171,7 +212,7 @@ void add_optimisation_flags(CLI::App& app, TrainFlags& f) {
                  "run with the step, the last good checkpoint and the likely cause")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  app.add_option("--seed", o->seed, "Seed of the initialisation, the data order, the crops and dropout")->capture_default_str();
+  add_flag(app, flags::kSeed, o->seed);
 }
 
 // What each part of the model trains at (train/torch/param_setup.h) and the contrastive loss's temperature.
@@ -223,35 +264,45 @@ void add_pipeline_and_runtime_flags(CLI::App& app, TrainFlags& f) {
   train::RecipeOptions* r = &f.recipe;
   train::TrainOptions* o = &r->train;
   const train::RunSettings defaults;  // the defaults of the flags the demo's recipe changes
-  app.add_option("--max_seq_length", o->max_seq_length, "Caption truncation (tokens)")->capture_default_str();
-  app.add_option("--dataloader_num_workers", o->dataloader_num_workers, "Loader threads (0: load in the step loop)")->capture_default_str();
-  app.add_option("--prefetch_batches", o->prefetch_batches, "Batches the loader keeps ready ahead of the step")->capture_default_str();
-  app.add_option("--image_size", o->image_size, "0: the model's vision image_size")->capture_default_str();
+  add_flag(app, flags::kMaxSeqLength, o->max_seq_length);
+  add_flag(app, flags::kNumWorkers, o->dataloader_num_workers);
+  add_flag(app, flags::kPrefetchBatches, o->prefetch_batches);
+  add_flag(app, flags::kImageSize, o->image_size);
   app.add_option("--dedupe_images_in_batch", o->dedupe_images_in_batch, "true|false: keep repeated images out of one batch")->capture_default_str();
   app.add_flag("--use_media_pipeline", o->use_media_pipeline, "Decode/resize on the GPU (CUDA builds, --device cuda)");
-  add_enum_flag(app, "--media_decode", o->media_decode, kMediaDecodeWords,
-                "With --use_media_pipeline: auto (nvJPEG's hardware decoder when present) | gpu (nvJPEG; "
-                "progressive/CMYK/gray JPEGs and PNGs still decode on the CPU) | cpu");
+  add_enum(app, flags::kMediaDecode, o->media_decode, kMediaDecodeWords);
   app.add_flag("--use_habana_media_pipeline,--mediapipe_dataloader", r->media_pipeline_where_possible,
                "The Gaudi examples' names of --use_media_pipeline: on where it can run, else one line and the CPU loader");
   add_augment_flags(app, o->train_transform);  // --train_transform, --rrc_scale/_ratio, --hflip_p, --color_jitter
-  add_enum_flag(app, "--on_bad_sample", o->read.on_bad, kOnBadWords, "error|skip");
-  app.add_option("--max_image_bytes", o->read.max_image_bytes, "Refuse larger image files and tar members before reading them")->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--max_line_bytes", o->read.max_line_bytes, "Refuse a longer JSONL line or CSV record (a caption file's rows take a few KB)")->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--decoded_cache_mb", o->decoded_cache_mb, "Cache of transformed crops of repeated images (0: off)")->capture_default_str();
+  add_enum(app, flags::kOnBadSample, o->read.on_bad, kOnBadWords);
+  add_flag(app, flags::kMaxImageBytes, o->read.max_image_bytes)->check(CLI::PositiveNumber);
+  add_flag(app, flags::kMaxLineBytes, o->read.max_line_bytes)->check(CLI::PositiveNumber);
+  add_flag(app, flags::kDecodedCacheMb, o->decoded_cache_mb);
   app.add_option("--jpeg_dct_scaling", o->jpeg_dct_scaling, "true|false")->capture_default_str();
-  app.add_option("--device", o->device, "cpu|cuda")->capture_default_str();
+  add_flag(app, flags::kDevice, o->device);
   bt::cli::add_model_memory_flag(app, &o->max_model_bytes);
   app.add_option("--ddp_timeout", o->ddp_timeout, "Multi-process: seconds a rank waits for the others (rendezvous, each collective)")->capture_default_str();
   app.add_flag("--gather_embeddings", o->gather_embeddings, "Multi-process: contrastive negatives over the global batch (all-gather with gradient)");
   app.add_option("--dropout", o->dropout, "Override the model's hidden/attention dropout (< 0: the config's)")->default_str(shown(defaults.dropout));
-  app.add_flag("--bf16", o->bf16, "bf16 autocast (CUDA; CPU where libtorch supports it)");
-  app.add_option("--torch_threads", o->torch_threads, "Intra-op threads (0: every core for the small preset and up, else the cores the loader workers leave, at least 1)")->capture_default_str();
-  app.add_option("--logging_steps", o->logging_steps, "Log the mean loss every N steps")->default_str(shown(defaults.logging_steps));
-  app.add_option("--eval_steps", o->eval_steps, "0: eval only at the end")->default_str("0");
-  app.add_option("--save_steps", o->save_steps, "Checkpoint every N steps (0: none)")->default_str("0");
-  app.add_option("--save_total_limit", o->save_total_limit, "Keep the newest N checkpoints (0: all)")->capture_default_str();
+  add_switch(app, flags::kBf16, o->bf16);
+  add_flag(app, flags::kTorchThreads, o->torch_threads);
+  app.add_option("--logging_steps", o->logging_steps, "Log the mean loss every N steps")
+      ->default_str(shown(defaults.logging_steps))
+      ->group(group::kCheckpoints);
+  app.add_option("--eval_steps", o->eval_steps,
+                 "Evaluate every N steps (< 0: each epoch; 0 without --eval_strategy: only at the end); with "
+                 "--eval_strategy steps and no N: every --logging_steps")
+      ->default_str("0")
+      ->group(group::kSelection);
+  app.add_option("--save_steps", o->save_steps,
+                 "Checkpoint every N steps (< 0: each epoch; 0: none; with --save_strategy steps and no N: 500)")
+      ->default_str("0")
+      ->group(group::kCheckpoints);
+  app.add_option("--save_total_limit", o->save_total_limit, "Keep the newest N checkpoints (0: all)")
+      ->capture_default_str()
+      ->group(group::kCheckpoints);
   app.add_option("--throughput_warmup_steps", o->throughput_warmup_steps, "Steps left out of train_samples_per_second")->capture_default_str();
+  add_perf_flags(app, o);  // --attention_backend, --loader_worker_nice/_affinity, --profile_steps (cli/perf_flags.h)
 }
 
 // HF's model selection and EarlyStoppingCallback (train/model_selection.h).
@@ -328,22 +379,22 @@ void group_since(CLI::App& app, size_t from, const std::string& name) {
 void setup(CLI::App& app) {
   auto f = std::make_shared<TrainFlags>();
   add_model_and_data_flags(app, *f);
-  group_since(app, 1, "Model & data");  // (0: --help)
+  group_since(app, 1, group::kModelData);  // (0: --help)
   size_t n = app.get_options().size();
   add_hf_flags(app, *f);
-  group_since(app, n, "HF recipe: phases, outputs, strategies");
+  group_since(app, n, group::kHfRecipe);
   n = app.get_options().size();
   add_optimisation_flags(app, *f);
-  group_since(app, n, "Optimisation & schedule");
+  group_since(app, n, group::kOptimisation);
   n = app.get_options().size();
   add_finetuning_flags(app, *f);
-  group_since(app, n, "Fine-tuning: per-part learning rates, freezing, temperature");
+  group_since(app, n, group::kFineTuning);
   n = app.get_options().size();
   add_pipeline_and_runtime_flags(app, *f);
-  group_since(app, n, "Loader, media pipeline, runtime, logging & checkpoints");
+  group_since(app, n, group::kRuntime);
   n = app.get_options().size();
   add_selection_flags(app, *f);
-  group_since(app, n, "Evaluation & model selection");
+  group_since(app, n, group::kSelection);
   app.add_option("--stop_after_step", f->recipe.hooks.stop_after_step, "Testing: stop after step N as if interrupted")->group("");
   app.add_flag("--test_loss_scaling", f->recipe.hooks.loss_scaling, "Testing: the fp16 loss scaler in fp32 on any device")->group("");
   app.add_option("--test_inject_nonfinite_at_step", f->recipe.hooks.inject_nonfinite_at_step,

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "common/defaults.h"
 #include "data/dataset.h"
 #include "data/matching_parse.h"
 #include "eval/metrics.h"
@@ -30,10 +31,10 @@
 namespace bt::eval {
 
 struct EmbedOptions {
-  int batch_size = 16;
-  int num_workers = 2;
+  int batch_size = defaults::kEvalBatchSize;
+  int num_workers = defaults::kNumWorkers;
   int image_size = 0;  // the model's vision image_size
-  int max_seq_length = 128;
+  int max_seq_length = defaults::kMaxSeqLength;
   data::OnBad on_bad_sample = data::OnBad::kError;
   torch::Device device = torch::kCPU;
   bool bf16 = false;

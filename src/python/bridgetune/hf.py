@@ -14,7 +14,8 @@ Trainer)). What it does, at the Trainer's own hook points (transformers' trainer
 - compute_loss calls the model with return_loss=True (BridgeTowerForContrastiveLearning) and returns its loss.
 - prediction_step returns the loss (weighted by the batch's rows; a one-row batch has no negatives and no loss, as
   in `bridgetune train`), the image and text embeddings as predictions, and as labels each row's image identity
-  (a fingerprint of its pixels: the same eval-transformed image gives the same pixels) and dataset row.
+  (a fingerprint of the loader's image key, as `bridgetune evaluate` groups its gallery: a fingerprint of the
+  pixels for batches that do not come from a bridgetune.DataLoader) and dataset row.
 - compute_metrics defaults to compute_retrieval_metrics: every evaluated row is a text query, the distinct images
   the gallery, a row the loader delivered twice (a skipped sample's replacement, a rank's padding) counts once.
 - evaluation_loop adds the matching task when the evaluated data has its questions: matching_data="auto" reads
@@ -40,6 +41,7 @@ from . import metrics as _metrics
 from .loader import DataLoader
 
 _ROWS = "bridgetune_rows"  # the key the eval batches carry their dataset rows under (removed before the model)
+_IMAGES = "bridgetune_images"  # ... and their image keys' fingerprints
 _LOADER_STATE = "bridgetune_loader"
 
 
@@ -63,6 +65,14 @@ def compute_retrieval_metrics(eval_pred):
     out["samples"] = len(keep)
     out["images"] = len(gallery_rows)
     return out
+
+
+def _key_fingerprints(image_keys):
+    """int64 per row, equal for rows showing the same image (blake2b of the loader's image key)."""
+    import torch
+
+    return torch.tensor([int.from_bytes(hashlib.blake2b(k, digest_size=8).digest(), "little", signed=True)
+                         for k in image_keys], dtype=torch.int64)
 
 
 def _pixel_fingerprints(pixel_values):
@@ -91,7 +101,7 @@ def _hash_pool():
 
 class _EvalBatches:
     """A bridgetune.DataLoader for the evaluation loop: epoch 0 every time (the same pixels each evaluation) and
-    each batch's dataset rows under _ROWS. Everything else (len, dataset, batch_size, ...) is the loader's."""
+    each batch's dataset rows under _ROWS and image-key fingerprints under _IMAGES. Everything else (len, dataset, batch_size, ...) is the loader's."""
 
     def __init__(self, loader):
         self.loader = loader
@@ -110,6 +120,7 @@ class _EvalBatches:
         self.loader.set_epoch(0)
         for batch in self.loader:
             batch[_ROWS] = torch.as_tensor(self.loader.last_batch_info["rows"], dtype=torch.int64)
+            batch[_IMAGES] = _key_fingerprints(self.loader.last_batch_info["image_keys"])
             yield batch
 
 
@@ -187,9 +198,10 @@ class ContrastiveTrainerMixin:
         import torch
 
         inputs = dict(inputs)
-        rows = inputs.pop(_ROWS, None)
+        rows, fingerprints = inputs.pop(_ROWS, None), inputs.pop(_IMAGES, None)
         n = inputs["pixel_values"].shape[0]
-        fingerprints = None if prediction_loss_only else _pixel_fingerprints(inputs["pixel_values"])  # still on the CPU
+        if fingerprints is None and not prediction_loss_only:
+            fingerprints = _pixel_fingerprints(inputs["pixel_values"])  # still on the CPU
         inputs = self._prepare_inputs(inputs)
         with torch.no_grad(), self.compute_loss_context_manager():
             loss, outputs = self.compute_loss(model, inputs, return_outputs=True)
@@ -324,7 +336,7 @@ def _model_inputs(inputs):
     if "captions" in inputs and "input_ids" not in inputs:
         raise ValueError("ContrastiveTrainer: the loader yields captions, not input_ids: give bridgetune.DataLoader "
                          "a tokenizer= (the model's folder or hub id)")
-    return {k: v for k, v in inputs.items() if k != _ROWS}
+    return {k: v for k, v in inputs.items() if k not in (_ROWS, _IMAGES)}
 
 
 _TRAINER = None

@@ -17,6 +17,9 @@ import warnings
 from . import _native
 from .preprocessing import Tokenizer, _positive_int, data_source, resolve_image_settings, to_tensor
 
+# The CLI's defaults (common/defaults.h, exported by the native module): one owner for both.
+_DEFAULTS = _native.DEFAULTS
+
 _STATE_KEYS = ("batch_size", "seed", "shuffle", "rank", "world_size", "rows_per_epoch", "transform")
 
 
@@ -77,16 +80,32 @@ class DataLoader:
       contrastive loss), and JPEGs decode at a reduced DCT scale when the result stays >= the crop
       (jpeg_dct_scaling=False: bit-exact with Pillow). max_image_pixels (None: `train --max_image_pixels`'s
       default, Pillow's MAX_IMAGE_PIXELS) refuses larger images from their header, and bounds a decode's memory.
+    - data may be a list of datasets: they are mixed as `train --train_file A --train_file B` mixes them (HF's
+      interleave_datasets: mix_weights are the probabilities, None round-robin; mix_stopping "first_exhausted" or
+      "all_exhausted"), the same epoch order as the CLI's for the same seed; len() counts the mixed epoch.
     """
 
-    def __init__(self, data, batch_size, num_workers=2, shuffle=True, seed=42, drop_last=False, image_size=None,
-                 mean=None, std=None, preprocessor=None, tokenizer=None, max_seq_length=128, image_column="image",
-                 caption_column=None, transform="eval", on_bad_sample="error", rank=None, world_size=None,
-                 pin_memory=False, padding="longest", jpeg_dct_scaling=None, prefetch_batches=4,
-                 decoded_cache_mb=512, dedupe_images_in_batch=None, revision="main", cache_dir=None, split=None,
-                 data_config=None, data_revision="main", max_image_pixels=None):
+    def __init__(self, data, batch_size, num_workers=_DEFAULTS["num_workers"], shuffle=True,
+                 seed=_DEFAULTS["seed"], drop_last=False, image_size=None, mean=None, std=None, preprocessor=None,
+                 tokenizer=None, max_seq_length=_DEFAULTS["max_seq_length"], image_column=_DEFAULTS["image_column"],
+                 caption_column=None, transform="eval", on_bad_sample=_DEFAULTS["on_bad_sample"], rank=None,
+                 world_size=None, pin_memory=False, padding="longest", jpeg_dct_scaling=None,
+                 prefetch_batches=_DEFAULTS["prefetch_batches"], decoded_cache_mb=_DEFAULTS["decoded_cache_mb"],
+                 dedupe_images_in_batch=None, revision=_DEFAULTS["revision"], cache_dir=None, split=None,
+                 data_config=None, data_revision=_DEFAULTS["revision"], max_image_pixels=None, mix_weights=None,
+                 mix_stopping="first_exhausted"):
         o = _native.LoaderOptions()
-        o.data = data_source(data, split, data_config, data_revision, cache_dir)
+        sources = data if isinstance(data, (list, tuple)) else [data]
+        if not sources:
+            raise ValueError("data: an empty list (give one dataset, or several to mix)")
+        sources = [data_source(d, split, data_config, data_revision, cache_dir) for d in sources]
+        o.data = sources[0]
+        if len(sources) > 1:  # mixed as `train --train_file A --train_file B` (HF interleave_datasets)
+            o.mix_data = sources
+            o.mix_weights = [float(w) for w in mix_weights] if mix_weights is not None else []
+            o.mix_stopping = _choice("mix_stopping", mix_stopping, ("first_exhausted", "all_exhausted"))
+        elif mix_weights is not None:
+            raise ValueError("mix_weights: give data as a list of several datasets to mix")
         o.batch_size, o.num_workers, o.shuffle, o.seed = int(batch_size), int(num_workers), bool(shuffle), int(seed)
         o.drop_last = bool(drop_last)
         o.image_size, o.mean, o.std = resolve_image_settings(image_size, mean, std, preprocessor, revision, cache_dir)
@@ -121,7 +140,7 @@ class DataLoader:
         self._epoch, self._resume = 0, 0  # the next iteration: epoch, and where it starts (load_state_dict)
         self._position = 0                # samples of the current epoch handed out so far
         self._generation = 0              # a new iteration invalidates older iterators
-        self.last_batch_info = None       # epoch, index, first_sample, size, rows, skipped of the last batch
+        self.last_batch_info = None       # epoch, index, first_sample, size, rows, image_keys, skipped of the last batch
 
     def __len__(self):
         """Batches per epoch of this rank: ceil(rows / batch_size), or floor with drop_last (as torch)."""

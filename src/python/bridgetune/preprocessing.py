@@ -81,7 +81,8 @@ class Tokenizer:
         """Token ids (list of int) of one text; max_length truncates, keeping <s> ... </s>."""
         return self._tok.encode(text, add_special_tokens, max_length or 0)
 
-    def encode_batch(self, texts, max_length=128, padding="longest", add_special_tokens=True):
+    def encode_batch(self, texts, max_length=_native.DEFAULTS["max_seq_length"], padding="longest",
+                     add_special_tokens=True):
         """{"input_ids", "attention_mask"}: int64 tensors [len(texts), L]; padding "longest" or "max_length"."""
         d = self._tok.encode_batch(list(texts), max_length, padding, add_special_tokens)
         return {k: to_tensor(v) for k, v in d.items()}

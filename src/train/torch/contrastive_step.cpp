@@ -143,6 +143,7 @@ void accumulate_exact(TrainRun& r, BatchProvider& batches, StepResult& s) {
 }  // namespace
 
 StepResult train_step(TrainRun& r, BatchProvider& batches) {
+  const ProfiledStep profiled(r.profiler.get(), r.st.global_step + 1);  // --profile_steps: the whole step, update too
   StepResult s;
   const bool exact = r.o.contrastive_accumulation == ContrastiveAccumulation::kExact;
   if (r.o.gradient_accumulation_steps > 1 && exact) accumulate_exact(r, batches, s);

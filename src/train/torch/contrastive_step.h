@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/flops.h"
-#include "train/torch/batch_provider.h"
+#include "feed/torch/batch_provider.h"
 #include "train/torch/train_setup.h"
 
 namespace bt::train {

@@ -16,7 +16,10 @@
 namespace bt::train {
 
 AdamW::AdamW(std::vector<Param> params, AdamWOptions opt)
-    : params_(std::move(params)), state_(params_.size()), opt_(opt) {}
+    : params_(std::move(params)),
+      state_(params_.size()),
+      opt_(std::move(opt)),
+      paths_(opt_.paths ? opt_.paths : std::make_shared<model::KernelPaths>()) {}
 
 std::vector<torch::Tensor> AdamW::tensors() const {
   std::vector<torch::Tensor> out;
@@ -60,7 +63,7 @@ void AdamW::step(double lr) {
     const auto [decay, step, scale] = key;
     const double group_lr = lr * scale;
     if (fused_step(p, g, m, v, decay, step, group_lr)) continue;
-    if (last_path_.load() == Path::kNone) last_path_.store(Path::kForeach);
+    paths_->record(model::Kernel::kAdamW, model::KernelPath::kFallback);
     if (decay) at::_foreach_mul_(p, 1.0 - group_lr * opt_.weight_decay);
     at::_foreach_mul_(m, opt_.beta1);
     at::_foreach_add_(m, g, 1.0 - opt_.beta1);
@@ -107,24 +110,13 @@ std::string first_line(const std::string& s) { return s.substr(0, s.find('\n'));
 
 }  // namespace
 
-std::atomic<AdamW::Path> AdamW::last_path_{AdamW::Path::kNone};
-
 bool AdamW::fused_available() { return fused_adamw_op() != nullptr; }
-
-std::string AdamW::path_used() {
-  switch (last_path_.load()) {
-    case Path::kFused: return "fused";
-    case Path::kFallback: return "foreach (fused kernel failed)";
-    case Path::kForeach: return "foreach";
-    default: return "none";
-  }
-}
 
 bool AdamW::fused_step(const std::vector<torch::Tensor>& p, const std::vector<torch::Tensor>& g,
                        const std::vector<torch::Tensor>& m, const std::vector<torch::Tensor>& v, bool decay,
                        int64_t step, double lr) {
   if (!opt_.fused || p.empty()) return false;
-  const bool inject = model::fused_ops_fail_injected();  // BT_FUSED_OPS=fail: take the path anywhere, and fail
+  const bool inject = model::fused_ops_fail_injected();  // BRIDGETUNE_FUSED_OPS=fail: the path anywhere, failing
   const auto* op = fused_adamw_op();
   if (!op && !inject) return false;
   for (size_t i = 0; i < p.size() && !inject; ++i)  // the kernel's contract: CUDA, one floating dtype per set
@@ -140,7 +132,7 @@ bool AdamW::fused_step(const std::vector<torch::Tensor>& p, const std::vector<to
   t.fill_(static_cast<double>(step));
   const std::vector<torch::Tensor> steps(p.size(), t);
   try {
-    if (inject) fail("simulated kernel failure (BT_FUSED_OPS=fail)");
+    if (inject) fail("simulated kernel failure (BRIDGETUNE_FUSED_OPS=fail)");
     op->call(p, g, m, v, /*max_exp_avg_sqs=*/{}, steps, lr, opt_.beta1, opt_.beta2,
              decay ? opt_.weight_decay : 0.0, opt_.eps, /*amsgrad=*/false, /*maximize=*/false, OptTensor(),
              OptTensor());
@@ -150,10 +142,10 @@ bool AdamW::fused_step(const std::vector<torch::Tensor>& p, const std::vector<to
     std::fprintf(stderr, "bridgetune: fused AdamW kernel failed (%s); using the _foreach_ path from now on\n",
                  first_line(e.what()).c_str());
     opt_.fused = false;
-    last_path_.store(Path::kFallback);
+    paths_->record(model::Kernel::kAdamW, model::KernelPath::kFastFailed);
     return false;
   }
-  last_path_.store(Path::kFused);
+  paths_->record(model::Kernel::kAdamW, model::KernelPath::kFast);
   return true;
 }
 

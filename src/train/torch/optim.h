@@ -9,14 +9,16 @@
 // Update kernels: on CUDA with a libtorch >= 2.0 one fused kernel per group (aten::_fused_adamw_, torch's own
 // fused=True AdamW); elsewhere multi-tensor _foreach_ ops (bit-identical to the per-tensor update on the CPU).
 #pragma once
-#include <atomic>
 #include <torch/torch.h>
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
+
+#include "model/kernel_paths.h"
 
 namespace bt::train {
 
@@ -26,6 +28,8 @@ struct AdamWOptions {
   double eps = 1e-8;
   double weight_decay = 0.0;
   bool fused = true;  // CUDA parameters: aten::_fused_adamw_ where the libtorch has it (else the _foreach_ path)
+  // The run's record of the update path taken (model/kernel_paths.h, Kernel::kAdamW); null: the optimizer's own.
+  std::shared_ptr<model::KernelPaths> paths;
 };
 
 class AdamW {
@@ -43,10 +47,9 @@ class AdamW {
   const std::vector<Param>& params() const { return params_; }
   std::vector<torch::Tensor> tensors() const;
   static bool fused_available();  // this build's libtorch has at::_fused_adamw_
-  // The update path the last steps of this process took: "fused", "foreach", "foreach (fused kernel failed)"
-  // (the fused kernel threw once: one line on stderr, then _foreach_ for the rest of the run) or "none".
-  static std::string path_used();
-  static void reset_path_used() { last_path_.store(Path::kNone); }
+  // The update path this optimizer's steps took: "fused", "foreach", "foreach (fused kernel failed)" (the fused
+  // kernel threw once: one line on stderr, then _foreach_ for the rest of the run) or "none".
+  std::string path_used() const { return paths_->name(model::Kernel::kAdamW); }
 
   // "exp_avg/<name>", "exp_avg_sq/<name>" (F32), "step/<name>" (I64 scalar) of every parameter with state.
   std::vector<std::pair<std::string, torch::Tensor>> state_tensors() const;
@@ -65,8 +68,7 @@ class AdamW {
   std::vector<Param> params_;
   std::vector<State> state_;
   AdamWOptions opt_;
-  enum class Path { kNone, kForeach, kFused, kFallback };
-  static std::atomic<Path> last_path_;
+  std::shared_ptr<model::KernelPaths> paths_;  // opt_.paths, or a record of its own
   torch::Tensor step_tensor_[2];  // the fused kernel's step count per decay group, on the parameters' device
 };
 

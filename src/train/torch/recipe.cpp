@@ -30,9 +30,9 @@
 #include "report/run_log.h"
 #include "source/source.h"
 #include "text/tokenizer.h"
-#include "train/embed_index.h"
+#include "index/embed_index.h"
 #include "train/run_settings.h"
-#include "train/torch/gpu_media.h"
+#include "feed/torch/gpu_media.h"
 #include "train/torch/train_setup.h"
 
 namespace bt::train {

@@ -4,21 +4,24 @@
 #include <cstdio>
 
 #include "common/cpu_isa.h"
+#include "common/device_name.h"
 #include "common/error.h"
 #include "common/paths.h"
-#include "data/fingerprint.h"
+#include "data/stream_window.h"
 #include "dist/env.h"
 #include "hub/hub.h"
+#include "model/attention_select.h"
 #include "model/device.h"
 #include "model/preprocessor.h"
-#include "model/quick_gelu.h"
 #include "report/run_log.h"
+#include "source/mixed_source.h"
 #include "source/source.h"
 #include "text/train_bpe.h"
 #include "train/checkpoint_dir.h"
 #include "train/demo.h"
-#include "train/torch/gpu_media.h"
+#include "feed/torch/gpu_media.h"
 #include "train/torch/param_setup.h"
+#include "train/torch/stream_train.h"
 
 namespace bt::train {
 
@@ -27,6 +30,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr size_t kDemoVocabSize = 1024;
+constexpr size_t kStreamedTokenizerSamples = 10000;  // streamed data: the tokenizer learns from the stream's first ones
 
 // Files a finished or interrupted run leaves in output_dir (removed by --overwrite_output_dir; nothing else is).
 const char* const kRunFiles[] = {"train_results.json", "metrics.jsonl",        "training_plot.png",
@@ -73,73 +77,6 @@ bool device_jpegs(const TrainOptions& o, const RunSettings& s, const TrainHooks&
   if (!GpuMediaPipeline::available(&why)) fail("--use_media_pipeline needs a CUDA build of bridgetune and a GPU (", why, ")");
   if (hooks.in_memory_batches > 0) fail("--use_media_pipeline cannot be combined with in-memory batches");
   return GpuMediaPipeline::decode_jpegs_on_device(o.media_decode);
-}
-
-// A resumed run must keep the data order and the global batch: refuse a checkpoint made with other settings.
-// What decides a step's loss beyond the batch: the accumulation mode when there is accumulation.
-std::string accumulation_setting(const TrainOptions& o) {
-  return o.gradient_accumulation_steps > 1 ? accumulation_name(o.contrastive_accumulation) : "none";
-}
-
-// What a checkpoint belongs to beyond its batch and data order: the model the command names, the text length,
-// the dataset (data/fingerprint.h). Recorded in every checkpoint's settings; a resume must match.
-std::string model_source(const TrainOptions& o) {
-  return !o.model_name_or_path.empty() ? "--model_name_or_path " + o.model_name_or_path
-                                       : "--model_preset " + o.model_preset;
-}
-nlohmann::json run_identity(const TrainRun& r) {
-  const TrainOptions& o = r.o;
-  const std::string lora = o.lora_rank > 0 ? str("rank ", o.lora_rank, ", alpha ", o.lora_alpha, ", targets ",
-                                                 o.lora_target_modules, ", saved ", o.lora_modules_to_save)
-                                           : "none";
-  return {{"model", model_source(o)}, {"max_seq_length", o.max_seq_length}, {"lora", lora},
-          {"dedupe_images_in_batch", o.dedupe_images_in_batch}, {"dataset", data::fingerprint(*r.train_ds)},
-          {"dataset_images", data::image_fingerprint(*r.train_ds)}};
-}
-// The dataset as `settings` records it, told in the terms the saved checkpoint has (older ones lack the images).
-std::string data_identity(const nlohmann::json& settings, const nlohmann::json& saved) {
-  std::string out = settings["dataset"].get<std::string>();
-  if (saved.contains("dataset_images")) out += ", " + settings["dataset_images"].get<std::string>();
-  return out;
-}
-
-// Refuses a checkpoint made with other settings (the batch, the data order, the model, the data), each with its
-// flag; the dataset only unless --resume_with_changed_data accepts it, saying so. Keys a checkpoint lacks (older
-// ones) are not compared.
-void check_resume_settings(const TrainRun& r) {
-  const TrainOptions& o = r.o;
-  const fs::path state = resume_state_file(r.resume_dir);
-  const TrainerState saved = TrainerState::from_json(report::read_json_file(state), state.string());
-  const std::string dir = r.resume_dir.string();
-  auto same = [&](const char* key, const char* what, const nlohmann::json& now) {
-    if (!saved.settings.contains(key) || saved.settings[key] == now) return;
-    fail("--resume_from_checkpoint ", dir, ": it was made with ", what, " ", saved.settings[key].dump(),
-         ", this run has ", now.dump(), "; resume with the same value (or start a new --output_dir)");
-  };
-  same("per_device_train_batch_size", "--per_device_train_batch_size", r.s.train_batch);
-  same("seed", "--seed", o.seed);
-  same("world_size", "world size (WORLD_SIZE / torchrun --nproc_per_node)", o.world_size);
-  same("contrastive_accumulation", "--contrastive_accumulation", accumulation_setting(o));
-  const nlohmann::json now = run_identity(r);
-  same("model", "the model", now["model"]);
-  same("max_seq_length", "--max_seq_length", now["max_seq_length"]);
-  same("lora", "LoRA", now["lora"]);
-  same("dedupe_images_in_batch", "--dedupe_images_in_batch", now["dedupe_images_in_batch"]);
-  // A resume reads the checkpoint's own tokenizer; a --tokenizer_name given beside it must be that one.
-  if (!r.tokenizer_dir.empty())
-    if (const std::string why = tokenizer_difference(r.resume_dir, text::Tokenizer::from_dir(r.tokenizer_dir), r.out);
-        !why.empty())
-      fail("--resume_from_checkpoint ", dir, ": it was made with another tokenizer than --tokenizer_name ",
-           r.tokenizer_dir, " (", why, "); resume with the tokenizer it was made with (or start a new --output_dir)");
-  if (!saved.settings.contains("dataset")) return;
-  const std::string was = data_identity(saved.settings, saved.settings), is = data_identity(now, saved.settings);
-  if (was == is) return;
-  if (!o.resume_with_changed_data)
-    fail("--resume_from_checkpoint ", dir, ": it was made on other data (", was, "; this run's: ", is,
-         "); resume on the same data, or pass --resume_with_changed_data to continue on this data on purpose");
-  if (r.talk)
-    std::printf("note: --resume_with_changed_data: resuming %s (made on %s) on other data (%s)\n", dir.c_str(),
-                was.c_str(), is.c_str());
 }
 
 // The launch environment: torchrun's variables when the CLI saw a multi-process launch, else one process.
@@ -199,9 +136,14 @@ std::shared_ptr<const data::Dataset> open_data(TrainRun& r, bool train) {
   const std::string& path = train ? r.s.train_path : r.s.validation_path;
   const std::string flag = train ? r.s.train_flag : "--validation_file";
   const int64_t max_rows = train ? r.o.max_train_samples : r.o.max_eval_samples;
-  source::Source src =
-      source::open_source(path, train_source_options(r.o, r.s, flag, max_rows, /*locality_order=*/train));
+  const source::SourceOptions so = train_source_options(r.o, r.s, flag, max_rows, /*locality_order=*/train);
+  if (train)  // streamed --train_shards: a bounded window over the stream (stream_train.h)
+    if (auto streamed = open_streamed_train(r, so)) return streamed;
+  source::Source src = train && !r.o.train_mix_files.empty()  // several --train_file: mixed (source/mixed_source.h)
+      ? source::open_mixed(r.o.train_mix_files, {r.o.train_mix_weights, r.o.train_mix_stopping, r.o.seed}, so)
+      : source::open_source(path, so);
   if (train) src.apply_order(r.train_locality);
+  if (src.mix && r.talk) std::printf("%s\n", src.mix->summary().c_str());
   return src.dataset;
 }
 
@@ -256,11 +198,13 @@ void prepare_output_dir(TrainRun& r) {
     r.group->barrier();
     r.train_ds = open_data(r, true);
     r.val_ds = open_data(r, false);
-    r.plan = plan_steps(r.train_ds->size(), r.o, r.s);
+    r.plan = plan_steps(loader::epoch_rows(r.train_ds->size(), r.train_locality), r.o, r.s);
   }
   if (!r.tok) {
     std::vector<std::string> captions;
-    for (size_t i = 0; i < r.train_ds->size(); ++i) captions.push_back(r.train_ds->caption(i));
+    if (const auto* streamed = streamed_train(r)) captions = streamed->first_captions(kStreamedTokenizerSamples);
+    else
+      for (size_t i = 0; i < r.train_ds->size(); ++i) captions.push_back(r.train_ds->caption(i));
     r.tok = text::train_tokenizer(captions, kDemoVocabSize);
     r.cfg.text.vocab_size = static_cast<int>(r.tok->vocab_size());
     if (r.talk) std::printf("built a %zu-token BPE vocabulary from the training captions\n", r.tok->vocab_size());
@@ -284,10 +228,9 @@ void build_model(TrainRun& r) {
   r.model->to(r.device);
   r.model->train();
   r.model->bridgetower->gradient_checkpointing = o.gradient_checkpointing;
-  model::reset_quick_gelu_cuda_path();  // this run's op paths (TrainSummary::op_paths)
-  AdamW::reset_path_used();
-  r.opt.emplace(make_adamw(*r.model, {r.s.learning_rate, o.adam_beta1, o.adam_beta2, o.adam_epsilon, o.weight_decay},
-                           lr_scales(o, r.s, r.cfg)));
+  AdamWOptions adamw{r.s.learning_rate, o.adam_beta1, o.adam_beta2, o.adam_epsilon, o.weight_decay};
+  adamw.paths = r.kernel_paths;  // this run's op paths (TrainSummary::op_paths)
+  r.opt.emplace(make_adamw(*r.model, adamw, lr_scales(o, r.s, r.cfg)));
 }
 
 // The loaders. Several ranks with dedupe: dedupe the global batch once (the same order on every rank), then shard it.
@@ -297,6 +240,8 @@ void build_loaders(TrainRun& r) {
   loader::LoaderOptions train_lo = loader_options(o, r.s, r.cfg, B, true, r.device_jpegs);
   train_lo.sampler.row_group_ends = r.train_locality.row_group_ends;
   train_lo.sampler.shuffle_window_groups = r.train_locality.shuffle_window_groups;
+  train_lo.sampler.mix = r.train_locality.mix;
+  adapt_streamed_loader(r, train_lo);  // streamed --train_shards: the stream's order, no dedupe or cache
   if (o.world_size > 1 && train_lo.sampler.dedupe_images_in_batch) {
     loader::SamplerOptions g = train_lo.sampler;
     g.batch_size = static_cast<size_t>(B) * static_cast<size_t>(train_lo.dedupe_batches) * static_cast<size_t>(o.world_size);
@@ -304,6 +249,7 @@ void build_loaders(TrainRun& r) {
     train_lo.sampler.shuffle = false;  // the view is already in (locality-)shuffled, deduplicated global order
     train_lo.sampler.dedupe_images_in_batch = false;
     train_lo.sampler.row_group_ends.clear();
+    train_lo.sampler.mix = nullptr;  // the view is the mixed epoch already
   }
   r.train_loader = std::make_unique<loader::Loader>(
       r.global_view ? std::shared_ptr<const data::Dataset>(r.global_view) : r.train_ds, train_lo);
@@ -335,10 +281,14 @@ void resolve_model_selection(TrainRun& r) {
 }
 
 // One line for an fp32 run on a CPU with bf16 in hardware, where bf16 matmuls run several times faster (small
-// preset, batch 8: 3.5-4x here, issue 30). Not for models below kBf16HintParameters, whose steps are dominated by
+// preset, batch 8: 3.5-4x here, issue 30). Not for models below kGemmBoundParameters, whose steps are dominated by
 // per-op overhead that autocast's casts add to (the tiny demo runs slower in bf16).
+// Not model::kComputeBoundParameters (20 M, model/api.h), which answers another question -- whether the model
+// outweighs the loader workers' decoding (then it takes every core) -- where this one asks whether the GEMMs
+// outweigh the per-op overhead within the step. The small preset with a demo-sized vocabulary (11.6 M parameters)
+// is GEMM-bound (bf16 pays) yet not compute-bound against its loader; the tiny preset (3.8 M) is neither.
 // A bf16 run where bf16 is emulated says so and what it costs, instead.
-constexpr int64_t kBf16HintParameters = 5'000'000;
+constexpr int64_t kGemmBoundParameters = 5'000'000;
 void suggest_bf16(const TrainRun& r) {
   if (!r.talk || !r.device.is_cpu()) return;
   if (r.s.bf16) {
@@ -347,7 +297,7 @@ void suggest_bf16(const TrainRun& r) {
   }
   const CpuIsa& cpu = cpu_isa();
   if (!cpu.bf16_native) return;
-  if (model::parameter_numel(*r.model) < kBf16HintParameters) return;
+  if (model::parameter_numel(*r.model) < kGemmBoundParameters) return;
   std::printf("this CPU computes bf16 natively (%s): --bf16 usually trains a model of this size several times "
               "faster than fp32 here (`bridgetune bench` measures both)\n", cpu.bf16_feature.c_str());
 }
@@ -422,6 +372,8 @@ loader::LoaderOptions loader_options(const TrainOptions& o, const RunSettings& s
                                      int batch, bool train, bool device_jpegs) {
   loader::LoaderOptions lo;
   lo.num_workers = o.dataloader_num_workers;
+  lo.worker_priority = {o.loader_worker_nice >= 0 ? o.loader_worker_nice : loader::default_worker_nice(names_cuda(o.device)),
+                        o.loader_worker_affinity};
   lo.prefetch_batches = std::max(o.prefetch_batches, 1);
   lo.batch_size = batch;
   lo.transform.image_size = cfg.vision.image_size;
@@ -465,6 +417,8 @@ std::unique_ptr<TrainRun> setup_run(const TrainOptions& o, const RunSettings& s,
   r.out = o.output_dir;
   r.main_rank = r.group->is_main();
   r.talk = r.main_rank && !hooks.quiet;
+  model::set_attention_override(o.attention_backend);  // this run's attention calls (model/attention_select.h)
+  if (r.main_rank) r.profiler = make_step_profiler(o.profile_steps, o.output_dir, r.device.is_cuda());
   // One run per folder, before a resume looks at (and cleans) its staging: the lock, or one line naming its holder.
   std::error_code ec;
   if (r.main_rank && fs::is_directory(r.out, ec)) r.lock = OutputDirLock::acquire(r.out);
@@ -484,7 +438,10 @@ std::unique_ptr<TrainRun> setup_run(const TrainOptions& o, const RunSettings& s,
   r.torch_threads = model::torch_threads_for(o.torch_threads, o.dataloader_num_workers, r.device.is_cpu(),
                                              model::parameter_count(r.cfg), r.group->env().local_world_size);
   model::configure_torch_threads(r.torch_threads);
-  if (!s.demo) r.plan = plan_steps(r.train_ds->size(), o, s);  // too few rows: fails before anything is written
+  // Too few rows: fails before anything is written.
+  if (!s.demo)
+    r.plan = plan_steps(streamed_train(r) ? streamed_plan_rows(r) : loader::epoch_rows(r.train_ds->size(), r.train_locality),
+                        o, s);
   check_model_fits(r);
   resolve_model_selection(r);
   prepare_output_dir(r);

@@ -25,6 +25,7 @@
 #include "train/schedule.h"
 #include "train/torch/checkpoint.h"
 #include "train/torch/optim.h"
+#include "train/torch/step_profiler.h"
 #include "train/run_settings.h"
 #include "train/trainer.h"
 
@@ -61,6 +62,9 @@ struct TrainRun {
   std::optional<text::Tokenizer> tok;
   model::BridgeTowerForContrastiveLearning model{nullptr};
   std::optional<AdamW> opt;
+  // This run's record of the fast paths taken (TrainSummary::op_paths): the optimizer writes to it, the model's ops
+  // while run_train holds it installed (model/kernel_paths.h).
+  std::shared_ptr<model::KernelPaths> kernel_paths = std::make_shared<model::KernelPaths>();
   std::vector<torch::Tensor> params;
   std::unique_ptr<dist::GradientSync> sync;  // averages gradients over the ranks each step
   // Loaders.
@@ -68,6 +72,7 @@ struct TrainRun {
   std::unique_ptr<loader::Loader> train_loader, val_loader;
   TrainerState st;  // the step to start from (non-zero when resuming)
   model::StepFlops flops;  // this rank's model FLOPs so far, counted by the step (contrastive_step.h)
+  std::unique_ptr<StepProfiler> profiler;  // --profile_steps (main rank; null: none)
 
   int batch() const { return s.train_batch; }
   int image_size() const { return cfg.vision.image_size; }
@@ -89,5 +94,12 @@ source::SourceOptions train_source_options(const TrainOptions& o, const RunSetti
                                            int64_t max_rows, bool locality_order);
 
 std::string fmt(const char* f, double v);  // printf-style formatting of one number
+
+// What a checkpoint belongs to (resume_check.cpp): the accumulation mode ("none" without accumulation); the model,
+// text length, LoRA, dedupe, dataset and dataset mix recorded in its settings; and the refusal of a resume whose
+// settings differ (the dataset and mix only unless --resume_with_changed_data), each naming its flag.
+std::string accumulation_setting(const TrainOptions& o);
+nlohmann::json run_identity(const TrainRun& r);
+void check_resume_settings(const TrainRun& r);
 
 }  // namespace bt::train

@@ -14,19 +14,21 @@
 
 #include "common/error.h"
 #include "eval/torch/embed_eval.h"
+#include "model/attention_select.h"
 #include "model/cpu_gemm.h"
 #include "model/cuda_ops.h"
 #include "model/device.h"
-#include "model/quick_gelu.h"
+#include "model/kernel_paths.h"
 #include "report/train_report.h"
 #include "report/progress.h"
 #include "report/run_log.h"
 #include "train/checkpoint_dir.h"
 #include "train/stop_signal.h"
 #include "train/throughput.h"
-#include "train/torch/batch_provider.h"
+#include "feed/torch/batch_provider.h"
 #include "train/torch/contrastive_step.h"
 #include "train/torch/param_setup.h"
+#include "train/torch/stream_train.h"
 #include "train/torch/train_setup.h"
 
 namespace bt::train {
@@ -174,7 +176,7 @@ void TrainLoop::run_epoch() {
 
 void TrainLoop::after_step(const StepResult& s) {
   TrainerState& st = r_.st;
-  ++st.global_step;
+  streamed_step_done(r_, ++st.global_step);  // streamed shards: frees the step's samples, keeps the stream position
   skipped_here_ += s.skipped_rows;
   const int64_t per_epoch = r_.plan.steps_per_epoch;
   st.epoch = static_cast<uint64_t>(st.global_step / per_epoch);
@@ -271,7 +273,7 @@ void TrainLoop::flush_window() {
   WindowStats w = meter_.take_window(now_s());
   report::WindowRecord rec;
   rec.step = r_.st.global_step;
-  rec.epoch = static_cast<double>(r_.st.global_step) / static_cast<double>(r_.plan.steps_per_epoch);
+  rec.epoch = log_epoch(r_);  // streamed shards: the stream's epoch
   rec.loss = window_loss_sum_ / static_cast<double>(window_steps_);
   rec.lr = s_.learning_rate * r_.plan.schedule.lr_factor(r_.st.global_step);
   rec.samples_per_s = w.samples_per_s;
@@ -391,9 +393,11 @@ TrainSummary TrainLoop::finish() {
   sum.final_loss = st.last_window_loss;
   sum.first_loss = first_loss_;
   sum.data_wait_percent = rs.data_wait_percent;
-  sum.op_paths = str("adamw ", AdamW::path_used(),
-                     r_.device.is_cuda() || model::fused_ops_fail_injected() ? str(", quick_gelu ", model::quick_gelu_cuda_path()) : std::string(),
-                     r_.device.is_cpu() && s_.bf16 ? str(", bf16 gemm ", model::cpu_bf16_gemm_name()) : std::string());
+  sum.op_paths = str("adamw ", r_.kernel_paths->name(model::Kernel::kAdamW),
+                     r_.device.is_cuda() || model::fused_ops_fail_injected()
+                         ? str(", quick_gelu ", r_.kernel_paths->name(model::Kernel::kQuickGelu)) : std::string(),
+                     r_.device.is_cpu() && s_.bf16 ? str(", bf16 gemm ", model::cpu_bf16_gemm_name()) : std::string(),
+                     ", ", model::attention_paths(r_.device, s_.fp16 ? torch::kHalf : s_.bf16 ? torch::kBFloat16 : torch::kFloat, r_.cfg, true));
   if (evaluated_) sum.eval_loss = last_eval_.retrieval.loss;
   if (selector_.best_metric()) sum.best_metric = *selector_.best_metric();
   const fs::path best_dir = r_.out / ("checkpoint-" + std::to_string(selector_.best_step()));
@@ -429,6 +433,7 @@ nlohmann::json TrainLoop::results_json(const TrainSummary& sum, const RunStats& 
                             {"per_device_train_batch_size", r_.batch()},
                             {"dataloader_num_workers", o_.dataloader_num_workers},
                             {"device", r_.device.str()},
+                            {"op_paths", sum.op_paths},  // the kernels this run took (bench rows' paths)
                             {"peak_memory_mb", static_cast<double>(sum.peak_memory_bytes) / (1 << 20)},
                             {"step_memory_mb", static_cast<double>(sum.step_memory_bytes) / (1 << 20)},
                             {"bf16", s_.bf16}};
@@ -484,6 +489,7 @@ void TrainLoop::print_results(const nlohmann::json& results) const {
 
 TrainSummary run_train(const TrainOptions& options, const RunSettings& settings, const TrainHooks& hooks) {
   std::unique_ptr<TrainRun> run = setup_run(options, settings, hooks);
+  const model::ScopedKernelPaths record(run->kernel_paths.get());  // the model's ops write to this run's record
   return TrainLoop(*run).run();
 }
 

@@ -2,7 +2,10 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include <optional>
+
 #include "common/error.h"
+#include "common/runtime.h"
 #include "model/bridgetower.h"
 #include "train/torch/optim.h"
 
@@ -113,7 +116,7 @@ TEST(AdamW, FusedMatchesForeachOnCuda) {
   EXPECT_GT((w1 - w0).abs().max().item<double>(), 1e-3);
 }
 
-// BT_FUSED_OPS=fail takes the fused path on any device and makes it throw: the step is done by the _foreach_
+// BRIDGETUNE_FUSED_OPS=fail takes the fused path on any device and makes it throw: the step is done by the _foreach_
 // path instead (bit-identical to a non-fused optimizer), one line says so, and path_used() records it.
 TEST(AdamW, AFailingFusedKernelFallsBackToForeach) {
   torch::manual_seed(0);
@@ -121,9 +124,10 @@ TEST(AdamW, AFailingFusedKernelFallsBackToForeach) {
   auto w1 = w0.clone().requires_grad_(true), w2 = w0.clone().requires_grad_(true);
   AdamWOptions fused{1e-2, 0.9, 0.999, 1e-8, 0.1, true}, plain = fused;
   plain.fused = false;
-  ASSERT_EQ(setenv("BT_FUSED_OPS", "fail", 1), 0);
+  bt::RuntimeSwitches fail = bt::runtime_switches();
+  fail.fused_ops = bt::FusedOps::kFail;
+  std::optional<bt::ScopedRuntimeSwitches> switches(std::in_place, fail);
   AdamW a({{"w", w1, true}}, fused), b({{"w", w2, true}}, plain);
-  AdamW::reset_path_used();
   testing::internal::CaptureStderr();
   for (int s = 0; s < 3; ++s) {
     for (auto* w : {&w1, &w2}) torch::matmul(x, *w).pow(2).sum().backward();
@@ -133,17 +137,24 @@ TEST(AdamW, AFailingFusedKernelFallsBackToForeach) {
     b.zero_grad();
   }
   const std::string err = testing::internal::GetCapturedStderr();
-  unsetenv("BT_FUSED_OPS");
-  EXPECT_EQ(AdamW::path_used(), "foreach (fused kernel failed)");
+  switches.reset();
+  EXPECT_EQ(a.path_used(), "foreach (fused kernel failed)");
   EXPECT_TRUE(torch::equal(w1, w2));
   EXPECT_FALSE(torch::equal(w1, w0));
   // one line, once: the fused path is off for the rest of the run
   EXPECT_NE(err.find("fused AdamW kernel failed (simulated kernel failure"), std::string::npos) << err;
   EXPECT_EQ(err.find("fused AdamW", err.find("fused AdamW") + 1), std::string::npos) << err;
-  AdamW::reset_path_used();
-  torch::matmul(x, w2).pow(2).sum().backward();  // (a parameter without a gradient is skipped: no path at all)
-  b.step(1e-2);
-  EXPECT_EQ(AdamW::path_used(), "foreach");
+  // each optimizer its own record (a run's: AdamWOptions::paths): b took the plain path all along
+  EXPECT_EQ(b.path_used(), "foreach");
+  AdamWOptions recorded = plain;
+  recorded.paths = std::make_shared<bt::model::KernelPaths>();
+  auto w3 = w0.clone().requires_grad_(true);
+  AdamW c({{"w", w3, true}}, recorded);
+  c.step(1e-2);  // a parameter without a gradient is skipped: no path at all
+  EXPECT_EQ(recorded.paths->name(bt::model::Kernel::kAdamW), "none");
+  torch::matmul(x, w3).pow(2).sum().backward();
+  c.step(1e-2);
+  EXPECT_EQ(recorded.paths->name(bt::model::Kernel::kAdamW), "foreach");  // the run's record, handed over
 }
 
 // A parameter's lr_scale is its own learning rate: scale s at lr steps exactly as scale 1 at s * lr (weight decay

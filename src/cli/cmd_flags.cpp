@@ -1,0 +1,18 @@
+// `bridgetune flags`: the shared flags' table (cli/flag_table.h) as Markdown, or as JSON for tools and the test that
+// checks every command's --help against it.
+#include <cstdio>
+#include <memory>
+
+#include "cli/command.h"
+#include "cli/flag_table.h"
+
+namespace {
+
+bt::cli::Registrar reg("flags", "The flags several commands share: name, default, help, commands (Markdown or --json)",
+                       70, [](CLI::App& app) {
+                         auto json = std::make_shared<bool>(false);
+                         app.add_flag("--json", *json, "One JSON array of {names, default, help, group, commands, env}");
+                         app.callback([json] { std::fputs(bt::cli::flag_table_text(*json).c_str(), stdout); });
+                       });
+
+}  // namespace

@@ -1,0 +1,116 @@
+// `bridgetune encode` and `bridgetune search` end to end (index/embed_index.h): the index holds one normalised
+// embedding per distinct image and caption, and search's scores are exactly the dot products of those vectors.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+
+#include "common/file_gate.h"
+#include "data/synth.h"
+#include "media/npy.h"
+#include "report/run_log.h"
+#include "run_bridgetune.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Matrix {
+  int64_t rows = 0, cols = 0;
+  std::vector<float> v;
+  double dot(int64_t i, const Matrix& o, int64_t j) const {
+    double s = 0;
+    for (int64_t k = 0; k < cols; ++k) s += double(v[size_t(i * cols + k)]) * o.v[size_t(j * cols + k)];
+    return s;
+  }
+};
+
+Matrix read_npy(const fs::path& p) {
+  std::vector<uint8_t> b;
+  bt::read_regular_file(p.string(), b, 1 << 28);
+  const auto m = bt::media::parse_npy_f32_matrix(b, p.string());
+  Matrix out{m.rows, m.cols, std::vector<float>(size_t(m.rows * m.cols))};
+  std::memcpy(out.v.data(), b.data() + m.data_offset, out.v.size() * 4);
+  return out;
+}
+
+std::vector<nlohmann::json> lines_of(const std::string& text) {
+  std::vector<nlohmann::json> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);)
+    if (!l.empty() && l[0] == '{') out.push_back(nlohmann::json::parse(l));
+  return out;
+}
+
+class EncodeSearch : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    root_ = fs::temp_directory_path() / ("bt_encode_" + std::to_string(getpid()));
+    fs::remove_all(root_);
+    bt::data::SynthOptions so;
+    so.n = 24, so.images = 8, so.seed = 4, so.min_width = 96, so.max_width = 128, so.threads = 2;
+    bt::data::write_synth((root_ / "data").string(), so);
+    ASSERT_EQ(run({"train", "--train_file", (root_ / "data").string(), "--output_dir", (root_ / "model").string(),
+                   "--image_size", "32", "--per_device_train_batch_size", "8", "--max_steps", "2", "--torch_threads",
+                   "1", "--eval_steps", "0", "--save_steps", "0"}, "train"), 0);
+    ASSERT_EQ(run({"encode", "--model_name_or_path", (root_ / "model").string(), "--data", (root_ / "data").string(),
+                   "--output_dir", (root_ / "index").string(), "--per_device_eval_batch_size", "3"}, "encode"), 0);
+  }
+  static void TearDownTestSuite() { fs::remove_all(root_); }
+  static int run(const std::vector<std::string>& args, const std::string& name) {
+    return bt::test::wait_exit_code(bt::test::spawn_bridgetune(args, root_ / (name + ".log")));
+  }
+  static std::string log(const std::string& name) { return bt::test::slurp(root_ / (name + ".log")); }
+  static inline fs::path root_;
+};
+
+TEST_F(EncodeSearch, TheIndexHoldsEveryDistinctImageAndCaptionNormalised) {
+  const fs::path idx = root_ / "index";
+  const Matrix img = read_npy(idx / "image_embeds.npy"), txt = read_npy(idx / "text_embeds.npy");
+  EXPECT_EQ(img.rows, 8);  // 24 rows share 8 pictures
+  EXPECT_EQ(lines_of(bt::test::slurp(idx / "images.jsonl")).size(), 8u);
+  EXPECT_EQ(size_t(txt.rows), lines_of(bt::test::slurp(idx / "texts.jsonl")).size());
+  EXPECT_GT(txt.rows, 8);
+  EXPECT_EQ(img.cols, txt.cols);
+  for (int64_t i = 0; i < img.rows; ++i) EXPECT_NEAR(img.dot(i, img, i), 1.0, 1e-4) << "image " << i;
+  const auto index = bt::report::read_json_file(idx / "index.json");
+  EXPECT_EQ(index.at("images"), 8);
+  EXPECT_EQ(index.at("dim"), img.cols);
+  EXPECT_NE(log("encode").find("images/s"), std::string::npos) << log("encode");
+}
+
+TEST_F(EncodeSearch, ScoresAreTheIndexsDotProducts) {
+  const fs::path idx = root_ / "index";
+  const Matrix img = read_npy(idx / "image_embeds.npy"), txt = read_npy(idx / "text_embeds.npy");
+  const auto texts = lines_of(bt::test::slurp(idx / "texts.jsonl"));
+  const auto images = lines_of(bt::test::slurp(idx / "images.jsonl"));
+  // A caption of the index as the query: its embedding is text row 2, so image i scores txt[2] . img[i].
+  ASSERT_EQ(run({"search", "--index", idx.string(), "--query", texts[2].at("text"), "--top_k", "3", "--json",
+                 "--contact_sheet", (root_ / "sheet.png").string()}, "search"), 0) << log("search");
+  const auto hits = lines_of(log("search"));
+  ASSERT_EQ(hits.size(), 3u) << log("search");
+  for (size_t r = 0; r < hits.size(); ++r) {
+    EXPECT_EQ(hits[r].at("rank"), r + 1);
+    int64_t i = -1;
+    for (size_t k = 0; k < images.size(); ++k)
+      if (images[k].at("image") == hits[r].at("image")) i = int64_t(k);
+    ASSERT_GE(i, 0);
+    EXPECT_NEAR(hits[r].at("score").get<double>(), txt.dot(2, img, i), 1e-4);
+    if (r > 0) EXPECT_LE(hits[r].at("score").get<double>(), hits[r - 1].at("score").get<double>());
+  }
+  EXPECT_GT(fs::file_size(root_ / "sheet.png"), 100u);
+  // An image of the index as the query ranks the captions by img[0] . txt[t].
+  ASSERT_EQ(run({"search", "--index", idx.string(), "--query_image", images[0].at("image"), "--top_k", "1", "--json"},
+                "search_image"), 0) << log("search_image");
+  const auto best = lines_of(log("search_image"));
+  ASSERT_EQ(best.size(), 1u);
+  double top = -2;
+  for (int64_t t = 0; t < txt.rows; ++t) top = std::max(top, img.dot(0, txt, t));
+  EXPECT_NEAR(best[0].at("score").get<double>(), top, 1e-4);
+  EXPECT_EQ(run({"search", "--index", idx.string()}, "search_none"), 1);
+  EXPECT_NE(log("search_none").find("exactly one of --query"), std::string::npos) << log("search_none");
+}
+
+}  // namespace
