@@ -4,7 +4,10 @@
 //   dataset:    the whole set as train/validation open it: TarDataset (index + pread of every image) vs
 //               StreamedDataset (4 shards streamed at once into memory).
 //   loader:     what a training epoch sees: open + one epoch of the parallel loader (decode, 224 px eval
-//               transform, 2 workers) over synthetic JPEG shards (data::write_synth), local vs HTTP.
+//               transform, 2 workers) over synthetic JPEG shards (data::write_synth), local vs HTTP
+//               (StreamedDataset: evaluate / encode, a mix).
+//   window:     the same rows as streamed training reads them: StreamWindowDataset (data/stream_window.h, bounded
+//               memory, the trainer's window) over HTTP vs the indexed local shards.
 // Usage: bench_stream [shards=8] [MiB per shard=32] [rounds=3] [loader rows=1200]
 #include <archive.h>
 #include <archive_entry.h>
@@ -21,6 +24,7 @@
 #include "data/shard_stream.h"
 #include "data/synth.h"
 #include "loader/loader.h"
+#include "data/stream_window.h"
 #include "data/streamed_dataset.h"
 #include "data/tar_dataset.h"
 #include "loopback_http.h"
@@ -91,7 +95,27 @@ double loader_epoch(const std::vector<std::string>& shards, bool streamed, size_
   bt::loader::Loader l(ds, o);
   l.start_epoch(0);
   rows = 0;
-  while (auto b = l.next()) rows += 32;
+  while (auto b = l.next()) rows += size_t(b->size);
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// One epoch's rows of streamed training: the loader over the window, freeing each batch's rows as it is consumed
+// (what the trainer does after each step).
+double window_epoch(const std::vector<std::string>& shards, size_t rows) {
+  auto t0 = Clock::now();
+  StreamWindowOptions w;
+  w.length = rows, w.window = (4 + 1 + 6) * 32, w.boundary = 32;  // (prefetch + accumulation + 6) x batch
+  auto ds = std::make_shared<StreamWindowDataset>(shards, ShardOptions{}, StreamOrderOptions{}, std::nullopt, w);
+  bt::loader::LoaderOptions o;
+  o.num_workers = 2;
+  o.batch_size = 32;
+  o.transform.image_size = 224;
+  o.decoded_cache_mb = 0;
+  o.sampler.shuffle = false;
+  o.sampler.dedupe_images_in_batch = false;
+  bt::loader::Loader l(ds, o);
+  l.start_epoch(0);
+  while (auto b = l.next()) ds->release_before(b->first_sample + size_t(b->size));
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
@@ -150,5 +174,13 @@ int main(int argc, char** argv) {
   const double l = double(rows) / median(tl), h = double(rows) / median(th);
   std::printf("%-10s local %8.1f img/s   http %8.1f img/s   http/local %.3f  (medians of %d, %zu images, open + "
               "1 epoch, 2 workers, 224 px)\n", "loader", l, h, h / l, rounds, rows);
+  std::vector<double> tw, tt;
+  for (int r = 0; r < rounds; ++r) {  // interleaved: indexed local tar, then the streamed-training window over HTTP
+    tt.push_back(loader_epoch(jl, false, rows));
+    tw.push_back(window_epoch(jh, rows));
+  }
+  const double lt = double(rows) / median(tt), hw = double(rows) / median(tw);
+  std::printf("%-10s local %8.1f img/s   http %8.1f img/s   http/local %.3f  (medians of %d, %zu images, streamed "
+              "training's window vs indexed local shards)\n", "window", lt, hw, hw / lt, rounds, rows);
   return 0;
 }

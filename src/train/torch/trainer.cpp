@@ -27,6 +27,7 @@
 #include "train/throughput.h"
 #include "feed/torch/batch_provider.h"
 #include "train/torch/contrastive_step.h"
+#include "train/torch/demo_scores.h"
 #include "train/torch/param_setup.h"
 #include "train/torch/stream_train.h"
 #include "train/torch/train_setup.h"
@@ -97,9 +98,7 @@ class TrainLoop {
   int64_t all_ranks_skipped() const;  // collective
   int64_t resumed_step_ = 0;  // the step this process started from (a resume's checkpoint)
   std::vector<std::string> first_skipped_;
-  // The built-in demo shows what training bought: held-out matching and retrieval, before and after.
-  eval::EmbedOptions demo_eval_;
-  std::optional<eval::HeldOutScores> demo_before_, demo_after_;
+  DemoScores demo_;  // the built-in demo's held-out scores before and after (none for other runs)
 };
 
 TrainLoop::TrainLoop(TrainRun& r)
@@ -138,13 +137,7 @@ TrainLoop::TrainLoop(TrainRun& r)
   batches_ = make_batch_provider(*r_.train_loader, *r_.tok, po, r_.plan.batches_per_epoch);  // in-memory: made here
   t_start_ = now_s();
   meter_.start(t_start_);
-  if (s_.demo && r_.main_rank && r_.resume_dir.empty()) {
-    demo_eval_ = embed_options(o_, s_, r_.image_size(), r_.device);
-    demo_before_ = eval::held_out_scores(r_.model, *r_.tok, s_.validation_path, demo_eval_);
-    say(str("before training, held out: matching accuracy ", fmt("%.3f", demo_before_->matching.accuracy), " (chance ",
-            fmt("%.3f", demo_before_->matching.chance), "), image->text R@1 ", fmt("%.3f", demo_before_->retrieval.i2t_r1),
-            " (chance ", fmt("%.3f", demo_before_->retrieval.r1_chance), ")"));
-  }
+  if (auto line = demo_.measure_before(r_)) say(*line);
   loop_start_memory_ = model::memory_bytes(r_.device);  // what the steps add is measured from here
   model::reset_peak_memory(r_.device);
 }
@@ -384,7 +377,7 @@ TrainSummary TrainLoop::finish() {
   if (r_.main_rank) load_best_model();
   const bool last_step_evaluated = evaluated_ && r_.plan.eval_steps > 0 && st.global_step % r_.plan.eval_steps == 0;
   if (s_.eval_at_end && (!last_step_evaluated || loaded_best_)) run_eval(/*select=*/false);
-  if (demo_before_) demo_after_ = eval::held_out_scores(r_.model, *r_.tok, s_.validation_path, demo_eval_);
+  demo_.measure_after(r_);
 
   sum.train_samples_per_second = rs.train_samples_per_second;
   sum.train_runtime = rs.train_runtime;
@@ -458,29 +451,13 @@ nlohmann::json TrainLoop::results_json(const TrainSummary& sum, const RunStats& 
     results["loaded_best_model_at_end"] = loaded_best_;
   }
   if (!sum.early_stop_reason.empty()) results["early_stopping"] = sum.early_stop_reason;
-  if (demo_after_) {
-    results["demo_matching_accuracy_before"] = demo_before_->matching.accuracy;
-    results["demo_matching_accuracy_after"] = demo_after_->matching.accuracy;
-    results["demo_matching_chance"] = demo_after_->matching.chance;
-    results["demo_i2t_r1_before"] = demo_before_->retrieval.i2t_r1;
-    results["demo_i2t_r1_after"] = demo_after_->retrieval.i2t_r1;
-    results["demo_t2i_r1_before"] = demo_before_->retrieval.t2i_r1;
-    results["demo_t2i_r1_after"] = demo_after_->retrieval.t2i_r1;
-    results["demo_r1_chance"] = demo_after_->retrieval.r1_chance;
-  }
+  demo_.add_to(results);
   return results;
 }
 
 void TrainLoop::print_results(const nlohmann::json& results) const {
   report::TrainReport rep{results, {}, 0, r_.out, r_.hooks.write_plot, r_.hooks.save_final_model, {}};
-  if (demo_after_) {
-    const double chance = demo_after_->retrieval.r1_chance;
-    rep.demo = {{"matching accuracy (5 choices)", demo_before_->matching.accuracy, demo_after_->matching.accuracy,
-                 demo_after_->matching.chance},
-                {"image->text R@1", demo_before_->retrieval.i2t_r1, demo_after_->retrieval.i2t_r1, chance},
-                {"text->image R@1", demo_before_->retrieval.t2i_r1, demo_after_->retrieval.t2i_r1, chance}};
-    rep.demo_images = static_cast<long long>(demo_after_->images);
-  }
+  demo_.add_to(rep);
   if (auto cks = list_checkpoints(r_.out); !cks.empty()) rep.latest_checkpoint = cks.back().path.string();
   report::print_train_report(rep);
 }
