@@ -9,8 +9,6 @@
 //   window:     the same rows as streamed training reads them: StreamWindowDataset (data/stream_window.h, bounded
 //               memory, the trainer's window) over HTTP vs the indexed local shards.
 // Usage: bench_stream [shards=8] [MiB per shard=32] [rounds=3] [loader rows=1200]
-#include <archive.h>
-#include <archive_entry.h>
 
 #include <algorithm>
 #include <chrono>
@@ -28,6 +26,7 @@
 #include "data/streamed_dataset.h"
 #include "data/tar_dataset.h"
 #include "loopback_http.h"
+#include "test_util.h"
 
 using namespace bt::data;
 using Clock = std::chrono::steady_clock;
@@ -35,29 +34,17 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 void write_shard(const std::string& path, int shard, size_t mib) {
-  archive* a = archive_write_new();
-  archive_write_set_format_pax_restricted(a);
-  archive_write_open_filename(a, path.c_str());
   uint64_t x = 88172645463325252ULL + uint64_t(shard);
-  std::string img;
+  bt::data::testing::TarMembers members;
   for (size_t i = 0, bytes = 0; bytes < (mib << 20); ++i) {
-    img.resize(60000 + (i * 7919) % 80000);  // ~100 KB "images": incompressible bytes, not decoded here
+    std::string img(60000 + (i * 7919) % 80000, '\0');  // ~100 KB "images": incompressible bytes, not decoded here
     for (char& c : img) c = char((x ^= x << 13, x ^= x >> 7, x ^= x << 17));
     bytes += img.size();
-    std::string key = std::to_string(shard * 100000 + int(i)), cap = "caption " + key;
-    for (const auto& [name, data] : {std::pair{key + ".jpg", img}, std::pair{key + ".txt", cap}}) {
-      archive_entry* e = archive_entry_new();
-      archive_entry_set_pathname(e, name.c_str());
-      archive_entry_set_size(e, la_int64_t(data.size()));
-      archive_entry_set_filetype(e, AE_IFREG);
-      archive_entry_set_perm(e, 0644);
-      archive_write_header(a, e);
-      archive_write_data(a, data.data(), data.size());
-      archive_entry_free(e);
-    }
+    std::string key = std::to_string(shard * 100000 + int(i));
+    members.emplace_back(key + ".jpg", std::move(img));
+    members.emplace_back(key + ".txt", "caption " + key);
   }
-  archive_write_close(a);
-  archive_write_free(a);
+  bt::data::testing::write_file(path, bt::data::testing::tar_of(members));
 }
 
 double sequential(const std::vector<std::string>& shards, size_t& bytes) {

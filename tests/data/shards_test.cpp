@@ -1,5 +1,3 @@
-#include <archive.h>
-#include <archive_entry.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -18,29 +16,10 @@ using bt::data::testing::write_file;
 
 namespace {
 
-using Members = std::vector<std::pair<std::string, std::string>>;
+using Members = bt::data::testing::TarMembers;
+using bt::data::testing::tar_of;
 
-std::string make_tar(const Members& members) {
-  std::string out(4 << 20, '\0');
-  size_t used = 0;
-  archive* a = archive_write_new();
-  archive_write_set_format_pax_restricted(a);
-  EXPECT_EQ(archive_write_open_memory(a, out.data(), out.size(), &used), ARCHIVE_OK);
-  for (const auto& [name, data] : members) {
-    archive_entry* e = archive_entry_new();
-    archive_entry_set_pathname(e, name.c_str());
-    archive_entry_set_size(e, la_int64_t(data.size()));
-    archive_entry_set_filetype(e, AE_IFREG);
-    archive_entry_set_perm(e, 0644);
-    EXPECT_EQ(archive_write_header(a, e), ARCHIVE_OK);
-    EXPECT_EQ(archive_write_data(a, data.data(), data.size()), la_ssize_t(data.size()));
-    archive_entry_free(e);
-  }
-  archive_write_close(a);
-  archive_write_free(a);
-  out.resize(used);
-  return out;
-}
+std::string make_tar(const Members& members) { return tar_of(members); }
 
 std::vector<TarSample> read_all(const std::string& tar, const ShardOptions& o = {}, BadRows* bad = nullptr) {
   auto r = ShardReader::open_memory(tar.data(), tar.size(), "mem.tar", o);

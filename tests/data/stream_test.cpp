@@ -1,7 +1,5 @@
 // Streamed shards: http:// (against a loopback server that drops, stalls and ignores Range) and pipe:COMMAND read
 // the same samples as the local files; failures are retried, resumed, skipped and counted, or one line naming the URL.
-#include <archive.h>
-#include <archive_entry.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -28,31 +26,16 @@ namespace {
 
 // n samples KEY.jpg (pseudo-random bytes, ~20 KB, so a shard spans several libarchive blocks) + KEY.txt.
 std::string make_shard(int shard, int n) {
-  std::string out(size_t(n) * 40000 + 65536, '\0');
-  size_t used = 0;
-  archive* a = archive_write_new();
-  archive_write_set_format_pax_restricted(a);
-  archive_write_open_memory(a, out.data(), out.size(), &used);
   uint64_t x = 0x9e3779b97f4a7c15ULL * uint64_t(shard + 1);
+  bt::data::testing::TarMembers members;
   for (int i = 0; i < n; ++i) {
     std::string key = std::to_string(shard * 1000 + i);
     std::string img(size_t(15000 + 997 * i), '\0');
     for (char& c : img) c = char((x = x * 6364136223846793005ULL + 1442695040888963407ULL) >> 56);
-    for (const auto& [name, data] : {std::pair{key + ".jpg", img}, std::pair{key + ".txt", "caption " + key}}) {
-      archive_entry* e = archive_entry_new();
-      archive_entry_set_pathname(e, name.c_str());
-      archive_entry_set_size(e, la_int64_t(data.size()));
-      archive_entry_set_filetype(e, AE_IFREG);
-      archive_entry_set_perm(e, 0644);
-      archive_write_header(a, e);
-      archive_write_data(a, data.data(), data.size());
-      archive_entry_free(e);
-    }
+    members.emplace_back(key + ".jpg", std::move(img));
+    members.emplace_back(key + ".txt", "caption " + key);
   }
-  archive_write_close(a);
-  archive_write_free(a);
-  out.resize(used);
-  return out;
+  return bt::data::testing::tar_of(members);
 }
 
 struct Sample {
