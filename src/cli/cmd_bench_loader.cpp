@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/flag_table.h"
 #include "cli/loader_flags.h"
 #include "common/error.h"
 #include "common/terminal.h"
@@ -158,23 +159,14 @@ const Registrar reg("bench-loader", "loader throughput (samples/s) per worker co
                     [](CLI::App& app) {
                       auto a = std::make_shared<BenchArgs>();
                       a->opt.num_workers = 0;
-                      app.add_option("--data", a->data,
-                                     "a folder with captions.jsonl, a JSONL/CSV captions file, tar shards (brace patterns) or parquet files")
-                          ->required();
-                      app.add_option("--workers", a->workers, "worker counts to compare, e.g. 0,1,2")
-                          ->delimiter(',')
-                          ->capture_default_str();
-                      app.add_option("--batch", a->batch, "batch size")->capture_default_str();
+                      add_flag(app, flags::kData, a->data)->required();
+                      add_flag(app, flags::kWorkers, a->workers)->delimiter(',');
+                      add_flag(app, flags::kBatch, a->batch);
                       app.add_option("--samples", a->samples, "timed samples per run")->capture_default_str();
-                      app.add_option("--repeats", a->repeats, "repetitions (interleaved across worker counts)")
-                          ->capture_default_str();
-                      add_enum_flag(app, "--transform", a->opt.transform.mode, kTransformWords,
-                                    "eval (resize+center crop) or train (random)");
-                      app.add_flag("--json", a->json, "one JSON object per line per worker count");
-                      app.add_option("--shuffle_window_row_groups", a->window_groups,
-                                     "parquet: shuffle row groups, then rows within windows of this many groups "
-                                     "(capped so a window fits half the page cache); 0: fully random; -1: auto (8)")
-                          ->capture_default_str();
+                      add_flag(app, flags::kRepeats, a->repeats);
+                      add_enum(app, flags::kTransform, a->opt.transform.mode, kTransformWords);
+                      add_switch(app, flags::kJson, a->json);
+                      add_flag(app, flags::kShuffleWindowRowGroups, a->window_groups);
                       add_loader_flags(app, a->opt, a->read, /*with_workers=*/false);
                       app.callback([a] { bench(*a); });
                     });

@@ -11,7 +11,7 @@ namespace {
 bt::cli::Registrar reg("flags", "The flags several commands share: name, default, help, commands (Markdown or --json)",
                        70, [](CLI::App& app) {
                          auto json = std::make_shared<bool>(false);
-                         app.add_flag("--json", *json, "One JSON array of {names, default, help, group, commands, env}");
+                         bt::cli::add_switch(app, bt::cli::flags::kJson, *json);
                          app.callback([json] { std::fputs(bt::cli::flag_table_text(*json).c_str(), stdout); });
                        });
 

@@ -12,6 +12,7 @@
 #include "cli/flag_table.h"
 #include "cli/hub_flags.h"
 #include "cli/loader_flags.h"
+#include "common/defaults.h"
 #include "common/error.h"
 #include "media/npy.h"
 #include "media/transform.h"
@@ -25,7 +26,7 @@ struct PreprocessArgs {
   std::string image, out, transform = "eval", format = "f32", model;
   bool dct = bt::media::TransformSpec{}.dct_scaling;  // the one default every command and the Python module share
   bt::cli::HubFlags hub;
-  int image_size = 288;
+  int image_size = bt::defaults::kLoaderImageSize;
   bool image_size_given = false;
   uint64_t seed = 0;
   uint64_t max_image_pixels = bt::media::kDefaultMaxImagePixels;
@@ -74,31 +75,22 @@ bt::cli::Registrar reg("preprocess", "Run one image through the eval/train trans
                        [](CLI::App& app) {
   auto a = std::make_shared<PreprocessArgs>();
   app.add_option("IMAGE", a->image, "JPEG or PNG file (format sniffed from its bytes)")->required();
-  auto size = app.add_option("--image_size", a->image_size,
-                             "Output side in px (288 bridgetower-base, 294 large; default: the model's, else 288)")
-                  ->capture_default_str()
-                  ->check(CLI::Range(1, 16384));
-  app.add_option("--model_name_or_path", a->model,
-                 "Model folder or hub id (org/name) in the local HF cache: its vision image_size and its "
-                 "preprocessor_config.json mean/std");
+  auto size = bt::cli::add_flag(app, bt::cli::flags::kImageSize, a->image_size)->check(CLI::Range(1, 16384));
+  bt::cli::add_flag(app, bt::cli::flags::kModelNameOrPath, a->model);
   bt::cli::add_hub_flags(app, &a->hub.revision, &a->hub.cache_dir);
-  app.add_option("--transform", a->transform, "eval (resize + center crop) or train (RandomResizedCrop + flip)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"eval", "train"}));
+  bt::cli::add_flag(app, bt::cli::flags::kTransform, a->transform)->check(CLI::IsMember({"eval", "train"}));
   // Not --seed: elsewhere that is a run's seed, from which each sample's seed is drawn (sample_seed(seed, epoch, row)).
   app.add_option("--sample_seed", a->seed, "Per-sample seed of the train transform's random draws (the loader's "
                  "sample_seed(seed, epoch, row))")->capture_default_str();
-  app.add_option_function<std::string>(
-         "--jpeg_dct_scaling", [a](const std::string& v) { a->dct = bt::cli::parse_on_off(v, "--jpeg_dct_scaling"); },
-         "Decode JPEGs at a reduced DCT scale when the output stays >= image_size: true|false (on|off); false is "
-         "bit-exact with Pillow")
-      ->default_str(a->dct ? "true" : "false");
+  bt::cli::add_callback_flag(
+      app, bt::cli::flags::kJpegDctScaling,
+      [a](const std::string& v) { a->dct = bt::cli::parse_on_off(v, "--jpeg_dct_scaling"); }, a->dct ? "true" : "false");
   bt::cli::add_flag(app, bt::cli::flags::kMaxImagePixels, a->max_image_pixels);
   app.add_option("--format", a->format,
                  "u8: HWC RGB after resize+crop; f32: normalised CHW (the model's mean/std, else CLIP's)")
       ->capture_default_str()
       ->check(CLI::IsMember({"u8", "f32"}));
-  app.add_option("--out", a->out, "Output .npy file")->required();
+  bt::cli::add_flag(app, bt::cli::flags::kOut, a->out)->required();
   app.callback([a, size] {
     a->image_size_given = size->count() > 0;
     run(*a);

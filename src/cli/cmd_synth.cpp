@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "cli/command.h"
+#include "cli/flag_table.h"
 #include "common/error.h"
 #include "data/synth.h"
 
@@ -39,9 +40,9 @@ void run(const SynthArgs& a) {
 bt::cli::Registrar reg("synth", "Generate a synthetic cartoon image-caption dataset", 50, [](CLI::App& app) {
   auto a = std::make_shared<SynthArgs>();
   auto& o = a->opts;
-  app.add_option("--out", a->out, "Output folder")->required();
+  bt::cli::add_flag(app, bt::cli::flags::kOut, a->out)->required();
   app.add_option("--n", o.n, "Number of rows (image-caption pairs)")->capture_default_str();
-  app.add_option("--seed", o.seed, "Random seed; same arguments give identical bytes")->capture_default_str();
+  bt::cli::add_flag(app, bt::cli::flags::kSeed, o.seed);
   app.add_option("--images", o.images, "Distinct images shared by the rows (0 = n/4)")->capture_default_str();
   app.add_flag("--accents", o.accents, "Paint a coloured balloon on each picture (named in its caption)");
   app.add_flag("--tar", o.tar, "Write WebDataset tar shards instead of images/ + captions.jsonl");
@@ -50,7 +51,7 @@ bt::cli::Registrar reg("synth", "Generate a synthetic cartoon image-caption data
   app.add_option("--max_width", o.max_width, "Largest image width in px")->capture_default_str();
   app.add_option("--quality", o.quality, "JPEG quality")->capture_default_str();
   app.add_option("--grain", o.grain, "Paper grain amplitude (drives the JPEG bitrate)")->capture_default_str();
-  app.add_option("--threads", o.threads, "Worker threads (0 = all cores)")->capture_default_str();
+  bt::cli::add_flag(app, bt::cli::flags::kThreads, o.threads);
   app.callback([a] {
     // A lone small --max_width scales the default range down (same spread as 800-1700).
     if (a->opts.max_width < a->opts.min_width) a->opts.min_width = std::max(16, a->opts.max_width * 8 / 17);

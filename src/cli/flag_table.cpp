@@ -5,25 +5,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/defaults.h"
-#include "data/captions_parse.h"
-#include "data/jsonl.h"
-#include "media/transform.h"
-#include "source/source.h"
+#include <cstdlib>
 
 namespace bt::cli {
 
 namespace {
-
-template <typename T>
-std::string text(T v) {
-  return CLI::detail::to_string(v);  // CLI11's own formatting, as capture_default_str shows the value
-}
-
-using Commands = std::vector<std::string>;
-// The commands that read a dataset (train-style flags for columns and bad samples), and that load a model.
-const Commands kReaders = {"train", "evaluate", "encode"};
-const Commands kModelUsers = {"train", "evaluate", "encode", "search", "bench"};
 
 // The groups in --help's order (flag_table.h).
 const std::vector<std::string> kGroupOrder = {group::kEssentials, group::kModelData, group::kOptimisation,
@@ -69,129 +55,35 @@ class GroupedFormatter : public CLI::Formatter {
 
 std::shared_ptr<CLI::Formatter> grouped_formatter() { return std::make_shared<GroupedFormatter>(); }
 
-namespace flags {
+const std::string& FlagDef::default_for(const std::string& command) const {
+  for (const CommandVariant& v : variants)
+    if (v.command == command && v.default_text) return *v.default_text;
+  return default_text;
+}
 
-// Model.
-const FlagDef kModelNameOrPath{
-    "--model_name_or_path", "",
-    "Checkpoint folder (config.json, model.safetensors or pytorch_model.bin, tokenizer files; e.g. a train "
-    "--output_dir) or hub id (org/name) in the local HF cache",
-    group::kEssentials, {"train", "evaluate", "encode", "forward", "info"}};
-const FlagDef kModelRevision{"--model_revision", defaults::kHubRevision,
-                             "Hub ids: branch, tag or commit of the local HF cache copy", group::kModelData,
-                             {"train", "evaluate", "encode", "bench", "tokenize", "forward", "info", "preprocess"}};
-const FlagDef kCacheDir{"--cache_dir", "",
-                        "Hub ids: the HF hub cache (default $HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub)",
-                        group::kModelData,
-                        {"train", "evaluate", "encode", "bench", "tokenize", "forward", "info", "preprocess"}};
-const FlagDef kMaxModelBytes{
-    "--max_model_bytes", "0",
-    "Refuse a model whose weights (+ gradients and AdamW state when training) and activations would take more "
-    "bytes (0: the machine's free memory)",
-    group::kRuntime, {"train", "evaluate", "encode", "search", "forward"}};
-const FlagDef kModelPreset{"--model_preset", defaults::kModelPreset,
-                           "Random-init shapes when no checkpoint is given: tiny|small|base|large", group::kModelData,
-                           {"train", "bench"}};
-const FlagDef kTokenizerName{
-    "--tokenizer_name", "",
-    "Tokenizer folder or hub id (org/name) in the local HF cache: tokenizer.json, or vocab.json + merges.txt. "
-    "train/bench with --model_preset: its vocabulary sizes the text embeddings (default: a small BPE trained on "
-    "the captions)",
-    group::kModelData, {"train", "bench", "tokenize"}};
-
-// Data.
-const FlagDef kDatasetName{"--dataset_name", "",
-                           "HF dataset: hub id in the local HF cache (e.g. jmhessel/newyorker_caption_contest) or a "
-                           "folder of the same layout (train: its train/validation/test splits feed "
-                           "--do_train/--do_eval/--do_predict)",
-                           group::kEssentials, kReaders};
-const FlagDef kDatasetConfigName{"--dataset_config_name", "", "Its config (e.g. matching)", group::kModelData,
-                                 kReaders};
-const FlagDef kDatasetRevision{"--dataset_revision", defaults::kHubRevision, "Hub datasets: branch, tag or commit",
-                               group::kModelData, kReaders};
-const FlagDef kSplit{"--split", defaults::kEvalSplit, "The dataset's split: train, validation or test", group::kModelData,
-                     {"evaluate", "encode"}};
-const FlagDef kMaxEvalSamples{"--max_eval_samples", "0", "Only the first N validation rows (0: all)",
-                              group::kModelData, {"train", "evaluate"}};
-const FlagDef kImageColumn{"--image_column", defaults::kImageColumn,
-                           "Image column of a CSV/JSONL/parquet dataset (paths relative to the file's folder)",
-                           group::kModelData, {"train", "evaluate", "encode", "bench-loader"}};
-const FlagDef kCaptionColumn{"--caption_column", "", source::kCaptionColumnHelp, group::kModelData,
-                             {"train", "evaluate", "encode", "bench-loader"}};
-const FlagDef kOnBadSample{"--on_bad_sample", defaults::kOnBadSample,
-                           "A corrupt or unreadable row or image stops the run (error) or is left out and counted "
-                           "(skip): error|skip",
-                           group::kModelData, {"train", "evaluate", "encode", "bench-loader"}};
-const FlagDef kMaxLineBytes{"--max_line_bytes", text(data::kDefaultMaxLineBytes),
-                            "Refuse a longer JSONL line or CSV record (a caption file's rows take a few KB)",
-                            group::kModelData, kReaders};
-const FlagDef kMaxImageBytes{"--max_image_bytes", text(data::kDefaultMaxImageBytes),
-                             "Refuse larger image files and tar members before reading them", group::kModelData,
-                             {"train", "bench-loader"}};
-
-// Batches, loader, runtime.
-const FlagDef kPerDeviceTrainBatchSize{"--per_device_train_batch_size", text(defaults::kTrainBatchSize),
-                                       "Training batch per process (images)", group::kEssentials, {"train", "bench"}};
-const FlagDef kPerDeviceEvalBatchSize{"--per_device_eval_batch_size", text(defaults::kEvalBatchSize),
-                                      "Evaluation batch per process (images per forward)", group::kRuntime,
-                                      kReaders};
-const FlagDef kNumWorkers{"--dataloader_num_workers", text(defaults::kNumWorkers),
-                          "Loader threads decoding images (0: load in the step loop)", group::kRuntime, kReaders};
-const FlagDef kMaxSeqLength{"--max_seq_length", text(defaults::kMaxSeqLength),
-                            "Caption truncation in tokens, </s> kept (tokenize: 0 for none)", group::kRuntime,
-                            {"train", "evaluate", "encode", "tokenize"}};
-const FlagDef kImageSize{"--image_size", "0", "Square crop size in pixels (0: the model's vision image_size)",
-                         group::kRuntime, {"train", "bench"}};
-const FlagDef kSeed{"--seed", text(defaults::kSeed),
-                    "Seed of the data order and the crops (train: also the initialisation and dropout)",
-                    group::kOptimisation, {"train", "bench-loader"}};
-const FlagDef kDevice{"--device", defaults::kDevice, "cpu|cuda", group::kRuntime, kModelUsers};
-const FlagDef kBf16{"--bf16", "", "bf16 autocast (CUDA; CPU where libtorch supports it)", group::kRuntime,
-                    kModelUsers};
-const FlagDef kTorchThreads{"--torch_threads", "0",
-                            "Intra-op threads (0: every core for the small preset and up, else the cores the loader "
-                            "workers leave, at least 1)",
-                            group::kRuntime, {"train", "encode", "bench"}};
-
-const FlagDef kPrefetchBatches{"--prefetch_batches", text(defaults::kPrefetchBatches),
-                               "Batches the loader keeps ready ahead of the step, in total (not per worker)",
-                               group::kRuntime, {"train", "bench-loader"}};
-const FlagDef kDecodedCacheMb{"--decoded_cache_mb", text(defaults::kDecodedCacheMb),
-                              "LRU cache of transformed crops of repeated images, MB (0: off; never used for random "
-                              "train transforms)",
-                              group::kRuntime, {"train", "bench-loader"}};
-const FlagDef kMediaDecode{"--media_decode", "auto",
-                           "With --use_media_pipeline: auto (nvJPEG's hardware decoder when present) | gpu (nvJPEG; "
-                           "progressive/CMYK/gray JPEGs and PNGs still decode on the CPU) | cpu",
-                           group::kRuntime, {"train", "bench"}};
-const FlagDef kMaxImagePixels{"--max_image_pixels", text(media::kDefaultMaxImagePixels),
-                              "Refuse larger images from their header, as decompression bombs (Pillow's "
-                              "MAX_IMAGE_PIXELS)",
-                              group::kModelData, {"bench-loader", "preprocess"}};
-
-}  // namespace flags
-
-const std::vector<const FlagDef*>& flag_table() {
-  using namespace flags;
-  static const std::vector<const FlagDef*> table = {
-      &kModelNameOrPath, &kDatasetName, &kPerDeviceTrainBatchSize, &kModelRevision, &kCacheDir, &kModelPreset,
-      &kTokenizerName, &kDatasetConfigName, &kDatasetRevision, &kSplit, &kMaxEvalSamples, &kImageColumn,
-      &kCaptionColumn, &kOnBadSample, &kMaxLineBytes, &kMaxImageBytes, &kSeed, &kPerDeviceEvalBatchSize,
-      &kNumWorkers, &kMaxSeqLength, &kImageSize, &kDevice, &kBf16, &kTorchThreads, &kMaxModelBytes,
-      &kPrefetchBatches, &kDecodedCacheMb, &kMediaDecode, &kMaxImagePixels};
-  return table;
+const std::string& FlagDef::help_for(const std::string& command) const {
+  for (const CommandVariant& v : variants)
+    if (v.command == command && !v.help.empty()) return v.help;
+  return help;
 }
 
 std::string flag_name(const FlagDef& def) { return def.names.substr(0, def.names.find(',')); }
 
+// CLI11 reads the variable after the command line, for an option the command line left unset (flag > env > default).
 CLI::Option* apply_def(CLI::Option* opt, const FlagDef& def) {
   opt->group(def.group);
   if (!def.env.empty()) opt->envname(def.env);
   return opt;
 }
 
+bool from_environment(const CLI::Option& opt) {
+  if (opt.get_envname().empty() || opt.count() != 1) return false;
+  const char* v = std::getenv(opt.get_envname().c_str());
+  return v != nullptr && *v != '\0' && opt.results().front() == v;
+}
+
 CLI::Option* add_switch(CLI::App& app, const FlagDef& def, bool& target) {
-  return apply_def(app.add_flag(def.names, target, def.help), def);
+  return apply_def(app.add_flag(def.names, target, def.help_for(app.get_name())), def);
 }
 
 namespace {
@@ -205,21 +97,35 @@ std::string escape_pipes(const std::string& s) {  // "tiny|small" inside a Markd
 std::string flag_table_text(bool json) {
   if (json) {
     nlohmann::json out = nlohmann::json::array();
-    for (const FlagDef* d : flag_table())
+    for (const FlagDef* d : flag_table()) {
+      nlohmann::json variants = nlohmann::json::array();
+      for (const CommandVariant& v : d->variants)
+        variants.push_back({{"command", v.command}, {"default", d->default_for(v.command)}, {"help", d->help_for(v.command)}});
       out.push_back({{"names", d->names}, {"default", d->default_text}, {"help", d->help}, {"group", d->group},
-                     {"commands", d->commands}, {"env", d->env}});
+                     {"commands", d->commands}, {"env", d->env}, {"variants", variants}});
+    }
     return out.dump(1) + "\n";
   }
   std::string s;
-  for (const char* g : {group::kEssentials, group::kModelData, group::kOptimisation, group::kRuntime}) {
-    s += std::string("\n### ") + g + "\n\n| flag | default | commands | help |\n|---|---|---|---|\n";
+  std::vector<std::string> order = {group::kOwn};  // a command's own flags first, as --help lists them
+  order.insert(order.end(), kGroupOrder.begin(), kGroupOrder.end());
+  for (const std::string& g : order) {
+    std::string rows;
     for (const FlagDef* d : flag_table()) {
       if (d->group != g) continue;
-      std::string cmds;
+      std::string cmds, dflt = d->default_text.empty() ? "" : "`" + d->default_text + "`", help = escape_pipes(d->help);
       for (const auto& c : d->commands) cmds += (cmds.empty() ? "" : ", ") + c;
-      s += "| `" + d->names + "` | " + (d->default_text.empty() ? "" : "`" + d->default_text + "`") + " | " + cmds +
-           " | " + escape_pipes(d->help) + (d->env.empty() ? "" : " (env " + d->env + ")") + " |\n";
+      for (const CommandVariant& v : d->variants) {  // each command's own default and help, after the entry's
+        if (v.default_text)
+          dflt += (dflt.empty() ? "" : "; ") + v.command + ": " + (v.default_text->empty() ? "none" : "`" + *v.default_text + "`");
+        if (!v.help.empty()) help += "; " + v.command + ": " + escape_pipes(v.help);
+      }
+      if (!d->env.empty()) help += " (env " + d->env + ": used when the flag is not given)";
+      rows += "| `" + d->names + "` | " + dflt + " | " + cmds + " | " + help + " |\n";
     }
+    if (!rows.empty())
+      s += "\n### " + (g == group::kOwn ? std::string("Each command's own use of a shared name") : g) +
+           "\n\n| flag | default | commands | help |\n|---|---|---|---|\n" + rows;
   }
   return s;
 }

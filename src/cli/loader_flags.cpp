@@ -67,13 +67,11 @@ void add_augment_flags(CLI::App& app, media::AugmentOptions& a, const std::strin
 void add_loader_flags(CLI::App& app, loader::LoaderOptions& o, source::ReadOptions& read, bool with_workers) {
   if (with_workers) add_flag(app, flags::kNumWorkers, o.num_workers);
   add_flag(app, flags::kPrefetchBatches, o.prefetch_batches);
-  app.add_option("--image_size", o.transform.image_size, "square crop size in pixels (288 base, 294 large)")
-      ->capture_default_str();
-  app.add_option_function<std::string>(
-         "--jpeg_dct_scaling",
-         [&o](const std::string& v) { o.transform.dct_scaling = parse_on_off(v, "--jpeg_dct_scaling"); },
-         "decode JPEGs at a reduced DCT scale when the result stays >= image_size: true|false (on|off)")
-      ->default_str(o.transform.dct_scaling ? "on" : "off");
+  add_flag(app, flags::kImageSize, o.transform.image_size);
+  add_callback_flag(
+      app, flags::kJpegDctScaling,
+      [&o](const std::string& v) { o.transform.dct_scaling = parse_on_off(v, "--jpeg_dct_scaling"); },
+      o.transform.dct_scaling ? "on" : "off");
   add_flag(app, flags::kMaxImagePixels, o.transform.max_image_pixels);
   add_flag(app, flags::kMaxImageBytes, read.max_image_bytes)->check(CLI::PositiveNumber);
   add_enum(app, flags::kOnBadSample, read.on_bad, kOnBadWords);
@@ -81,13 +79,10 @@ void add_loader_flags(CLI::App& app, loader::LoaderOptions& o, source::ReadOptio
   add_flag(app, flags::kImageColumn, read.image_column);
   add_flag(app, flags::kCaptionColumn, read.caption_column);
   add_flag(app, flags::kSeed, o.sampler.seed);
-  app.add_option_function<std::string>(
-         "--dedupe_images_in_batch",
-         [&o](const std::string& v) {
-           o.sampler.dedupe_images_in_batch = parse_on_off(v, "--dedupe_images_in_batch");
-         },
-         "reorder each epoch so a batch never holds one image twice where avoidable: true|false (on|off)")
-      ->default_str(o.sampler.dedupe_images_in_batch ? "on" : "off");
+  add_callback_flag(
+      app, flags::kDedupeImagesInBatch,
+      [&o](const std::string& v) { o.sampler.dedupe_images_in_batch = parse_on_off(v, "--dedupe_images_in_batch"); },
+      o.sampler.dedupe_images_in_batch ? "on" : "off");
   app.add_option_function<std::string>(
          "--loader_output",
          [&o](const std::string& v) {

@@ -16,7 +16,7 @@ namespace {
 // The fetch command for a hub snapshot that lacks a file (the user downloaded only part of the repository).
 std::string hint_for(const std::string& name, const HubRef& hub) {
   std::string cmd = " (fetch the whole repository with `huggingface-cli download " + name;
-  if (!hub.revision.empty() && hub.revision != "main") cmd += " --revision " + hub.revision;
+  if (!hub.revision.empty() && hub.revision != defaults::kHubRevision) cmd += " --revision " + hub.revision;
   return cmd + "`)";
 }
 

@@ -14,12 +14,13 @@
 #include <array>
 #include <string>
 
+#include "common/defaults.h"
 #include "text/tokenizer.h"
 
 namespace bt::py {
 
 struct HubRef {
-  std::string revision = "main", cache_dir;
+  std::string revision = defaults::kHubRevision, cache_dir;
 };
 
 struct ImageSettings {

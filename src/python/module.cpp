@@ -167,7 +167,7 @@ void bind_tokenizer(pyb::module_& m) {
       .def(pyb::init([](const std::string& name, const std::string& revision, const std::string& cache_dir) {
              return open_tokenizer(name, {revision, cache_dir});
            }),
-           "name_or_path"_a, "revision"_a = "main", "cache_dir"_a = "", pyb::call_guard<pyb::gil_scoped_release>())
+           "name_or_path"_a, "revision"_a = bt::defaults::kHubRevision, "cache_dir"_a = "", pyb::call_guard<pyb::gil_scoped_release>())
       .def("encode", [](const text::Tokenizer& t, const std::string& s, bool special, int max_length) {
              std::vector<int32_t> ids = t.encode(s, special, max_length);
              return std::vector<int64_t>(ids.begin(), ids.end());
@@ -187,7 +187,7 @@ void bind_tokenizer(pyb::module_& m) {
              }
              return tokens_dict(enc, *enc);
            },
-           "texts"_a, "max_length"_a = 128, "padding"_a = "longest", "add_special_tokens"_a = true,
+           "texts"_a, "max_length"_a = bt::defaults::kMaxSeqLength, "padding"_a = "longest", "add_special_tokens"_a = true,
            "threads"_a = 1)
       .def("decode", [](const text::Tokenizer& t, std::vector<int64_t> ids, bool skip) { return t.decode(
              std::span<const int64_t>(ids), skip); }, "ids"_a, "skip_special_tokens"_a = false)
@@ -199,17 +199,17 @@ void bind_tokenizer(pyb::module_& m) {
 void bind_hub(pyb::module_& m) {
   m.def("resolve_model", [](const std::string& name, const std::string& revision, const std::string& cache_dir,
                             const std::string& what) { return resolve_model(name, {revision, cache_dir}, what); },
-        "name"_a, "revision"_a = "main", "cache_dir"_a = "", "what"_a = "", pyb::call_guard<pyb::gil_scoped_release>());
+        "name"_a, "revision"_a = bt::defaults::kHubRevision, "cache_dir"_a = "", "what"_a = "", pyb::call_guard<pyb::gil_scoped_release>());
   m.def("image_settings", [](const std::string& name, const std::string& revision, const std::string& cache_dir) {
           const ImageSettings s = image_settings(name, {revision, cache_dir});
           return pyb::make_tuple(s.image_size, s.mean, s.std);
         },
-        "name"_a, "revision"_a = "main", "cache_dir"_a = "");
+        "name"_a, "revision"_a = bt::defaults::kHubRevision, "cache_dir"_a = "");
   m.def("resolve_dataset", [](const std::string& name, const std::string& config, const std::string& split,
                               const std::string& revision, const std::string& cache_dir) {
           return resolve_dataset(name, config, split, {revision, cache_dir});
         },
-        "name"_a, "config"_a = "", "split"_a = "train", "revision"_a = "main", "cache_dir"_a = "",
+        "name"_a, "config"_a = "", "split"_a = "train", "revision"_a = bt::defaults::kHubRevision, "cache_dir"_a = "",
         pyb::call_guard<pyb::gil_scoped_release>());
   m.def("is_repo_id", &hub::is_repo_id, "s"_a);
 }

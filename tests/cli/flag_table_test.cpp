@@ -1,5 +1,6 @@
-// The shared flags' table (cli/flag_table.h): every options struct starts from the default the table shows, a
-// registered flag gets the table's help, group and environment variable, and the table is well formed.
+// The shared flags' table (cli/flag_table.h): every options struct starts from the default the table shows (for
+// its command), a registered flag gets the table's help (its command's variant), group and environment variable
+// (flag > environment > default), and the table is well formed.
 // tests/python/test_flag_table.py checks each command's --help against it.
 #include <gtest/gtest.h>
 
@@ -22,6 +23,13 @@ template <typename T>
 std::string shown(const T& v) {
   return CLI::detail::to_string(v);
 }
+
+// Sets an environment variable for one scope (the tests run in one thread).
+struct ScopedEnv {
+  std::string name;
+  ScopedEnv(std::string n, const char* value) : name(std::move(n)) { ::setenv(name.c_str(), value, 1); }
+  ~ScopedEnv() { ::unsetenv(name.c_str()); }
+};
 
 TEST(FlagTable, OptionsStructsStartFromTheTablesDefaults) {
   const train::TrainOptions t;
@@ -59,6 +67,35 @@ TEST(FlagTable, OptionsStructsStartFromTheTablesDefaults) {
   EXPECT_EQ(shown(l.decoded_cache_mb), flags::kDecodedCacheMb.default_text);
   EXPECT_EQ(enum_word(kMediaDecodeWords, t.media_decode), flags::kMediaDecode.default_text);
   EXPECT_EQ(shown(l.transform.max_image_pixels), flags::kMaxImagePixels.default_text);
+  // The flags whose default differs by command: each command's struct against its variant.
+  EXPECT_EQ(t.output_dir, flags::kOutputDir.default_for("train"));
+  EXPECT_EQ(e.output_dir, flags::kOutputDir.default_for("evaluate"));
+  EXPECT_EQ(shown(t.max_steps), flags::kMaxSteps.default_for("train"));
+  EXPECT_EQ(shown(t.throughput_warmup_steps), flags::kThroughputWarmupSteps.default_for("train"));
+  EXPECT_EQ(shown(t.jpeg_dct_scaling), flags::kJpegDctScaling.default_for("train"));
+  EXPECT_EQ(l.transform.dct_scaling ? "on" : "off", flags::kJpegDctScaling.default_for("bench-loader"));
+  EXPECT_EQ(shown(t.dedupe_images_in_batch), flags::kDedupeImagesInBatch.default_for("train"));
+  EXPECT_EQ(l.sampler.dedupe_images_in_batch ? "on" : "off", flags::kDedupeImagesInBatch.default_for("bench-loader"));
+  EXPECT_EQ(shown(t.shuffle_window_row_groups), flags::kShuffleWindowRowGroups.default_for("train"));
+  EXPECT_EQ(shown(l.transform.image_size), flags::kImageSize.default_for("bench-loader"));
+  EXPECT_EQ(shown(t.loader_worker_nice), flags::kLoaderWorkerNice.default_text);
+}
+
+TEST(FlagTable, EachCommandGetsItsOwnDefaultAndHelpFromOneEntry) {
+  const FlagDef& d = flags::kDecodedCacheMb;
+  EXPECT_EQ(d.default_for("train"), shown(defaults::kDecodedCacheMb));
+  EXPECT_EQ(d.default_for("bench"), "0");
+  EXPECT_EQ(d.help_for("train"), d.help);
+  EXPECT_NE(d.help_for("bench"), d.help);
+  EXPECT_EQ(flags::kJpegDctScaling.help_for("bench-loader"), flags::kJpegDctScaling.help);  // a default-only variant
+  for (const char* command : {"train", "bench"}) {
+    CLI::App app{"t", command};
+    int mb = std::string(command) == "bench" ? 0 : defaults::kDecodedCacheMb;
+    CLI::Option* o = add_flag(app, d, mb);
+    EXPECT_EQ(o->get_description(), d.help_for(command)) << command;
+    EXPECT_EQ(o->get_default_str(), d.default_for(command)) << command;
+    EXPECT_EQ(o->get_group(), d.group) << command;
+  }
 }
 
 TEST(FlagTable, AddFlagTakesNameHelpGroupAndDefaultFromTheTable) {
@@ -93,16 +130,57 @@ TEST(FlagTable, AliasesAndEnvironmentVariable) {
   EXPECT_EQ(dir, "from_env");
 }
 
+// --cache_dir takes $HF_HUB_CACHE when not given (flag > environment > default), says so in --help, and a value
+// from the environment is not one the command line gave.
+TEST(FlagTable, CacheDirTakesHfHubCacheUnlessGiven) {
+  ASSERT_EQ(flags::kCacheDir.env, "HF_HUB_CACHE");
+  const char* saved = std::getenv("HF_HUB_CACHE");
+  const std::string restore = saved ? saved : "";
+  auto parse = [](std::vector<std::string> args, std::string* dir, bool* from_env) {
+    CLI::App app{"t", "info"};
+    CLI::Option* o = add_flag(app, flags::kCacheDir, *dir);
+    std::reverse(args.begin(), args.end());
+    app.parse(args);
+    *from_env = from_environment(*o);
+    return app.help();
+  };
+  std::string dir;
+  bool env = false;
+  {
+    ScopedEnv e("HF_HUB_CACHE", "/env/hub");
+    const std::string help = parse({}, &dir, &env);
+    EXPECT_EQ(dir, "/env/hub");
+    EXPECT_TRUE(env);
+    EXPECT_NE(help.find("HF_HUB_CACHE"), std::string::npos) << help;
+    dir.clear();
+    parse({"--cache_dir", "/flag/hub"}, &dir, &env);
+    EXPECT_EQ(dir, "/flag/hub");
+    EXPECT_FALSE(env);
+  }
+  dir.clear();
+  parse({}, &dir, &env);
+  EXPECT_EQ(dir, "");  // unset: hub::cache_root's order ($HF_HOME/hub, ...)
+  EXPECT_FALSE(env);
+  if (saved) ::setenv("HF_HUB_CACHE", restore.c_str(), 1);
+}
+
 TEST(FlagTable, EveryEntryIsWellFormedAndNamedOnce) {
-  const std::set<std::string> groups = {group::kEssentials, group::kModelData, group::kOptimisation,
-                                        group::kRuntime};
+  const std::set<std::string> groups = {group::kOwn,     group::kEssentials, group::kModelData, group::kOptimisation,
+                                        group::kFineTuning, group::kRuntime,  group::kCheckpoints, group::kSelection};
   std::set<std::string> names;
   for (const FlagDef* d : flag_table()) {
     EXPECT_EQ(d->names.rfind("--", 0), 0u) << d->names;
     EXPECT_TRUE(names.insert(flag_name(*d)).second) << "twice in the table: " << d->names;
     EXPECT_FALSE(d->help.empty()) << d->names;
-    EXPECT_FALSE(d->commands.empty()) << d->names;
+    EXPECT_GE(d->commands.size(), 2u) << d->names << ": a flag of one command stays in its file";
     EXPECT_TRUE(groups.count(d->group)) << d->names << ": group " << d->group;
+    std::set<std::string> varied;
+    for (const CommandVariant& v : d->variants) {
+      EXPECT_NE(std::find(d->commands.begin(), d->commands.end(), v.command), d->commands.end())
+          << d->names << ": variant for " << v.command << ", which does not take it";
+      EXPECT_TRUE(varied.insert(v.command).second) << d->names << ": two variants for " << v.command;
+      EXPECT_TRUE(v.default_text || !v.help.empty()) << d->names << ": an empty variant for " << v.command;
+    }
   }
   const std::string md = flag_table_text(false), json = flag_table_text(true);
   for (const FlagDef* d : flag_table()) {

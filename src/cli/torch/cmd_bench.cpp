@@ -345,26 +345,24 @@ void run_find_max_batch(const BenchArgs& a) {
 
 void setup(CLI::App& app) {
   auto a = std::make_shared<BenchArgs>();
-  app.add_option("--data", a->data, "Dataset (captions file or folder); none: generated cartoons in --output_dir/data");
-  app.add_option("--output_dir", a->out_dir, "Where runs, bench_results.json and bench.png go")->capture_default_str();
-  app.add_option("--workers", a->workers, "Comma-separated --dataloader_num_workers values")->capture_default_str();
+  add_flag(app, flags::kData, a->data);
+  add_flag(app, flags::kOutputDir, a->out_dir);
+  add_flag(app, flags::kWorkers, a->workers);
   add_flag(app, flags::kModelPreset, a->preset);
   add_flag(app, flags::kTokenizerName, a->tokenizer);
   add_hub_flags(app, &a->hub.revision, &a->hub.cache_dir);
   add_flag(app, flags::kPerDeviceTrainBatchSize, a->batch, ",--batch");
-  app.add_option("--max_steps,--steps", a->steps, "Steps per configuration")->capture_default_str();
-  app.add_option("--throughput_warmup_steps", a->warmup)->capture_default_str();
+  add_flag(app, flags::kMaxSteps, a->steps, ",--steps");
+  add_flag(app, flags::kThroughputWarmupSteps, a->warmup);
   add_flag(app, flags::kImageSize, a->image_size);
   add_flag(app, flags::kDevice, a->device);
   add_switch(app, flags::kBf16, a->bf16);
-  app.add_option("--jpeg_dct_scaling", a->jpeg_dct_scaling,
-                 "false: decode JPEGs at full resolution, as PIL does (a like-for-like comparison with a Python loader)")
-      ->capture_default_str();
-  app.add_flag("--use_media_pipeline", a->media_pipeline_on, "Also measure the GPU media pipeline (GPU only)");
+  add_flag(app, flags::kJpegDctScaling, a->jpeg_dct_scaling);
+  add_switch(app, flags::kUseMediaPipeline, a->media_pipeline_on);
   add_enum(app, flags::kMediaDecode, a->media_decode, kMediaDecodeWords);
-  app.add_option("--decoded_cache_mb", a->decoded_cache_mb, "0: decode every image every time (real JPEG loading)")->capture_default_str();
+  add_flag(app, flags::kDecodedCacheMb, a->decoded_cache_mb);
   add_flag(app, flags::kTorchThreads, a->torch_threads);  // as train picks for the largest --workers count
-  app.add_option("--repeats", a->repeats, "Interleaved repetitions per configuration (median reported)")->capture_default_str();
+  add_flag(app, flags::kRepeats, a->repeats);
   app.add_option("--synth_n", a->synth_n, "Rows of generated data")->capture_default_str();
   app.add_option("--synth_max_width", a->synth_max_width, "Widest generated image (px)")->capture_default_str();
   app.add_flag("--find_max_batch", a->find_max_batch,

@@ -1,6 +1,5 @@
 // `bridgetune encode` and `bridgetune search`: use what you trained. encode embeds a collection's images and
 // captions into an index folder; search ranks it by a sentence or a picture (index/embed_index.h).
-#include <array>
 #include <memory>
 
 #include "cli/command.h"
@@ -8,10 +7,8 @@
 #include "cli/hub_flags.h"
 #include "cli/loader_flags.h"
 #include "cli/model_flags.h"
-#include "common/defaults.h"
 #include "common/error.h"
 #include "data/captions_dataset.h"
-#include "hub/dataset_files.h"
 #include "index/embed_index.h"
 
 namespace {
@@ -20,29 +17,14 @@ bt::cli::Registrar encode_reg(
     "encode", "Embed every image and caption of a dataset with a trained model (an index for search)", 26,
     [](CLI::App& app) {
       namespace flags = bt::cli::flags;
-      namespace group = bt::cli::group;
       using bt::cli::add_flag;
       auto o = std::make_shared<bt::train::EncodeOptions>();
       auto hub = std::make_shared<bt::cli::HubFlags>();
-      // Essentials first (CLI11 lists --help's groups in the order of their first flag).
+      // The essentials first, as --help lists them (cli/flag_table.h).
       add_flag(app, flags::kModelNameOrPath, o->model_name_or_path)->required();
-      auto data = app.add_option("--data", o->data,
-                                 "What to embed: a captions file or folder, HF parquet (file, folder, glob) or tar "
-                                 "shards (also http(s):// URLs and pipe:COMMAND), as train reads them")
-                      ->group(group::kEssentials);
-      auto ds = std::make_shared<std::array<std::string, 4>>(
-          std::array<std::string, 4>{"", "", bt::defaults::kEvalSplit, bt::defaults::kHubRevision});
-      auto dn = add_flag(app, flags::kDatasetName, (*ds)[0]);
-      app.add_option("--output_dir", o->output_dir,
-                     "The index folder: image_embeds.npy, images.jsonl, text_embeds.npy, texts.jsonl, index.json")
-          ->required()
-          ->group(group::kEssentials);
-      bt::cli::add_hub_flags(app, &hub->revision, &hub->cache_dir);
-      add_flag(app, flags::kDatasetConfigName, (*ds)[1]);
-      add_flag(app, flags::kSplit, (*ds)[2]);
-      add_flag(app, flags::kDatasetRevision, (*ds)[3]);
-      data->excludes(dn);
-      dn->excludes(data);
+      auto ds = std::make_shared<bt::cli::HubDataset>();
+      bt::cli::add_hub_dataset_flags(app, add_flag(app, flags::kData, o->data), ds.get(), hub.get());
+      add_flag(app, flags::kOutputDir, o->output_dir)->required();
       add_flag(app, flags::kImageColumn, o->read.image_column);
       add_flag(app, flags::kCaptionColumn, o->read.caption_column);
       add_flag(app, flags::kMaxLineBytes, o->read.max_line_bytes)->check(CLI::PositiveNumber);
@@ -56,8 +38,7 @@ bt::cli::Registrar encode_reg(
       bt::cli::add_model_memory_flag(app, &o->max_model_bytes);
       app.callback([o, hub, ds] {
         o->model_name_or_path = hub->resolve(o->model_name_or_path);
-        if (!(*ds)[0].empty())
-          o->data = bt::hub::resolve_dataset_split({(*ds)[0], (*ds)[1], (*ds)[3], hub->cache_dir}, (*ds)[2]);
+        if (!ds->name.empty()) o->data = ds->resolve(hub->cache_dir);
         if (o->data.empty()) bt::fail("give --data PATH or --dataset_name NAME (--dataset_config_name, --split)");
         bt::train::run_encode(*o);
       });
@@ -75,8 +56,8 @@ bt::cli::Registrar search_reg(
       q->excludes(qi);
       qi->excludes(q);
       app.add_option("--top_k", o->top_k, "How many results")->capture_default_str();
-      app.add_flag("--json", o->json, "One {\"rank\", \"image\"|\"text\", \"score\"} JSON object per line");
-      app.add_option("--model_name_or_path", o->model_name_or_path, "The model (default: the index's)");
+      bt::cli::add_switch(app, bt::cli::flags::kJson, o->json);
+      bt::cli::add_flag(app, bt::cli::flags::kModelNameOrPath, o->model_name_or_path);
       app.add_option("--contact_sheet", o->contact_sheet, "A PNG of the top images with their scores (text queries)");
       bt::cli::add_flag(app, bt::cli::flags::kDevice, o->device);
       bt::cli::add_switch(app, bt::cli::flags::kBf16, o->bf16);

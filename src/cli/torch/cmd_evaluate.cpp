@@ -1,6 +1,5 @@
 // `bridgetune evaluate`: what fine-tuning bought. Scores a contrastive checkpoint on the contest's matching task
 // (pick the true caption among the choices) or on image<->text retrieval, and writes eval_results.json.
-#include <array>
 #include <cstdio>
 
 #include "cli/command.h"
@@ -8,11 +7,9 @@
 #include "cli/hub_flags.h"
 #include "cli/loader_flags.h"
 #include "cli/model_flags.h"
-#include "common/defaults.h"
 #include "common/error.h"
 #include "data/captions_dataset.h"
 #include "eval/evaluate_run.h"
-#include "hub/dataset_files.h"
 
 namespace {
 
@@ -34,16 +31,10 @@ bt::cli::Registrar reg("evaluate", "Score a checkpoint: contest matching accurac
   using bt::cli::add_flag;
   auto o = std::make_shared<bt::eval::EvaluateOptions>();
   auto hub = std::make_shared<bt::cli::HubFlags>();
-  // Essentials first (CLI11 lists --help's groups in the order of their first flag).
+  // The essentials first, as --help lists them (cli/flag_table.h).
   add_flag(app, flags::kModelNameOrPath, o->model_name_or_path)->required();
-  auto vf = app.add_option("--validation_file", o->data,
-                           "matching: JSONL with image, caption_choices, label (A-E or 0-based), or HF parquet; "
-                           "retrieval: captions file/folder, tar shards (also http(s):// URLs, pipe:COMMAND) or parquet. Image paths are relative to the "
-                           "file's folder")
-                ->group(group::kEssentials);
-  auto ds = std::make_shared<std::array<std::string, 4>>(
-      std::array<std::string, 4>{"", "", bt::defaults::kEvalSplit, bt::defaults::kHubRevision});
-  auto dn = add_flag(app, flags::kDatasetName, (*ds)[0]);
+  auto ds = std::make_shared<bt::cli::HubDataset>();
+  bt::cli::add_hub_dataset_flags(app, add_flag(app, flags::kValidationFile, o->data), ds.get(), hub.get());
   bt::cli::add_enum_flag(app, "--task", o->task,
                          bt::cli::EnumWords<bt::eval::EvalTask>{{"auto", bt::eval::EvalTask::kAuto},
                                                                 {"matching", bt::eval::EvalTask::kMatching},
@@ -51,15 +42,7 @@ bt::cli::Registrar reg("evaluate", "Score a checkpoint: contest matching accurac
                          "auto (matching when the data has caption_choices and label, else retrieval) | matching | "
                          "retrieval")
       ->group(group::kEssentials);
-  app.add_option("--output_dir", o->output_dir, "Where eval_results.json (and predictions.jsonl) go")
-      ->required()
-      ->group(group::kEssentials);
-  bt::cli::add_hub_flags(app, &hub->revision, &hub->cache_dir);
-  add_flag(app, flags::kDatasetConfigName, (*ds)[1]);
-  add_flag(app, flags::kSplit, (*ds)[2]);
-  add_flag(app, flags::kDatasetRevision, (*ds)[3]);
-  vf->excludes(dn);
-  dn->excludes(vf);
+  add_flag(app, flags::kOutputDir, o->output_dir)->required();
   add_flag(app, flags::kMaxEvalSamples, o->max_eval_samples);
   add_flag(app, flags::kImageColumn, o->read.image_column);
   add_flag(app, flags::kCaptionColumn, o->read.caption_column);
@@ -79,9 +62,7 @@ bt::cli::Registrar reg("evaluate", "Score a checkpoint: contest matching accurac
   bt::cli::add_model_memory_flag(app, &o->max_model_bytes);
   app.callback([o, hub, ds] {
     o->model_name_or_path = hub->resolve(o->model_name_or_path);
-    if (!(*ds)[0].empty()) {
-      o->data = bt::hub::resolve_dataset_split({(*ds)[0], (*ds)[1], (*ds)[3], hub->cache_dir}, (*ds)[2]);
-    }
+    if (!ds->name.empty()) o->data = ds->resolve(hub->cache_dir);
     if (o->data.empty()) bt::fail("give --validation_file FILE or --dataset_name NAME (--dataset_config_name, --split)");
     print_table(bt::eval::run_evaluate(*o), o->output_dir);
   });

@@ -23,14 +23,10 @@ bt::cli::Registrar reg("forward", "Run the contrastive model on a batch (safeten
                        [](CLI::App& app) {
                          auto a = std::make_shared<ForwardArgs>();
                          bt::cli::add_flag(app, bt::cli::flags::kModelNameOrPath, a->model)->required();
-                         app.add_option("--batch", a->batch,
-                                        "Input safetensors: pixel_values F32 [B,3,S,S], input_ids and "
-                                        "attention_mask I64 [B,L]")
-                             ->required();
-                         app.add_option("--out", a->out, "Output safetensors")->required();
+                         bt::cli::add_flag(app, bt::cli::flags::kBatch, a->batch)->required();
+                         bt::cli::add_flag(app, bt::cli::flags::kOut, a->out)->required();
                          bt::cli::add_hub_flags(app, &a->hub.revision, &a->hub.cache_dir);
-                         app.add_option("--threads", a->threads, "Torch intra-op threads (0 = all cores)")
-                             ->capture_default_str();
+                         bt::cli::add_flag(app, bt::cli::flags::kThreads, a->threads);
                          bt::cli::add_model_memory_flag(app, &a->max_model_bytes);
                          app.callback([a] {
                            bt::model::configure_torch_threads(a->threads);

@@ -75,7 +75,7 @@ void run(InfoArgs a) {
 
 bt::cli::Registrar reg("info", "Print a model's parameter count and shapes", 61, [](CLI::App& app) {
   auto a = std::make_shared<InfoArgs>();
-  app.add_option("--model_preset", a->preset, "tiny | small | base | large");
+  bt::cli::add_flag(app, bt::cli::flags::kModelPreset, a->preset);
   bt::cli::add_flag(app, bt::cli::flags::kModelNameOrPath, a->model);
   app.add_option("--write_config", a->write_config,
                  "Also write the model's config as a Hugging Face config.json to this path (BridgeTowerConfig.from_json_file reads it)");

@@ -49,7 +49,8 @@ std::string shown(T v) {
 }
 
 // The run's arguments as JSON (training_args.json): every flag with the value it was given or its default, typed as
-// far as the text tells (numbers, true/false, strings), and under "bridgetune_given" the flags that were given.
+// far as the text tells (numbers, true/false, strings), and under "bridgetune_given" the flags that were given on the
+// command line (not those an environment variable set: cli/flag_table.h).
 nlohmann::json arguments_of(const CLI::App& app) {
   nlohmann::json j = nlohmann::json::object(), given = nlohmann::json::object();
   for (const CLI::Option* opt : app.get_options()) {
@@ -64,7 +65,7 @@ nlohmann::json arguments_of(const CLI::App& app) {
       auto parsed = nlohmann::json::parse(v, nullptr, false);
       j[name] = !parsed.is_discarded() && (parsed.is_number() || parsed.is_boolean()) ? parsed : nlohmann::json(v);
     }
-    if (opt->count() > 0) given[name] = j[name];
+    if (opt->count() > 0 && !from_environment(*opt)) given[name] = j[name];
   }
   j["bridgetune_given"] = given;
   j["bridgetune_version"] = BT_VERSION;
@@ -108,20 +109,15 @@ void add_model_and_data_flags(CLI::App& app, TrainFlags& f) {
   app.add_option("--train_shards", o->train_shards, "WebDataset tar shards: a .tar, a glob, a brace pattern (shard-{000..009}.tar) or a folder; or streamed: "
                  "http(s)://.../shard-{000..009}.tar or pipe:COMMAND (its stdout, e.g. pipe:aws s3 cp s3://b/s-{0..9}.tar -), "
                  "retried and resumed on a broken transfer, held in memory for now");
-  app.add_option("--shuffle_window_row_groups", o->shuffle_window_row_groups,
-                 "parquet: shuffle row groups, then rows within windows of K groups so each decoded page serves all "
-                 "its rows (-1: 8, capped to the page cache; 0: fully random rows)");
-  app.add_option("--validation_file", o->validation_file, "Validation split (same forms) for eval loss and recall@K")
-      ->group(group::kEssentials);
+  add_flag(app, flags::kShuffleWindowRowGroups, o->shuffle_window_row_groups);
+  add_flag(app, flags::kValidationFile, o->validation_file);
   app.add_option("--test_file", r->test_file, "Test split (same forms) for --do_predict");
   add_flag(app, flags::kDatasetName, r->dataset.name);
   add_flag(app, flags::kDatasetConfigName, r->dataset.config);
   add_flag(app, flags::kDatasetRevision, r->dataset.revision);
   add_flag(app, flags::kImageColumn, o->read.image_column);
   add_flag(app, flags::kCaptionColumn, o->read.caption_column);
-  app.add_option("--output_dir", o->output_dir, "Where checkpoints, the final model and the result files go")
-      ->capture_default_str()
-      ->group(group::kEssentials);
+  add_flag(app, flags::kOutputDir, o->output_dir);
   app.add_flag("--overwrite_output_dir", o->overwrite_output_dir, "Replace a finished or interrupted run in --output_dir")
       ->group(group::kCheckpoints);
   app.add_flag("--resume_with_changed_data", o->resume_with_changed_data,
@@ -194,9 +190,7 @@ void add_optimisation_flags(CLI::App& app, TrainFlags& f) {
   app.add_option("--num_train_epochs", o->num_train_epochs, "Epochs (fractions allowed) when --max_steps <= 0")
       ->capture_default_str()
       ->group(group::kEssentials);
-  app.add_option("--max_steps", o->max_steps, "Optimizer steps (overrides --num_train_epochs when > 0)")
-      ->capture_default_str()
-      ->group(group::kEssentials);
+  add_flag(app, flags::kMaxSteps, o->max_steps);
   app.add_option("--gradient_accumulation_steps", o->gradient_accumulation_steps, "Micro-batches per optimizer step (see --contrastive_accumulation)")->capture_default_str();
   add_enum_flag(app, "--contrastive_accumulation", o->contrastive_accumulation,
                 EnumWords<train::ContrastiveAccumulation>{
@@ -268,8 +262,8 @@ void add_pipeline_and_runtime_flags(CLI::App& app, TrainFlags& f) {
   add_flag(app, flags::kNumWorkers, o->dataloader_num_workers);
   add_flag(app, flags::kPrefetchBatches, o->prefetch_batches);
   add_flag(app, flags::kImageSize, o->image_size);
-  app.add_option("--dedupe_images_in_batch", o->dedupe_images_in_batch, "true|false: keep repeated images out of one batch")->capture_default_str();
-  app.add_flag("--use_media_pipeline", o->use_media_pipeline, "Decode/resize on the GPU (CUDA builds, --device cuda)");
+  add_flag(app, flags::kDedupeImagesInBatch, o->dedupe_images_in_batch);
+  add_switch(app, flags::kUseMediaPipeline, o->use_media_pipeline);
   add_enum(app, flags::kMediaDecode, o->media_decode, kMediaDecodeWords);
   app.add_flag("--use_habana_media_pipeline,--mediapipe_dataloader", r->media_pipeline_where_possible,
                "The Gaudi examples' names of --use_media_pipeline: on where it can run, else one line and the CPU loader");
@@ -278,7 +272,7 @@ void add_pipeline_and_runtime_flags(CLI::App& app, TrainFlags& f) {
   add_flag(app, flags::kMaxImageBytes, o->read.max_image_bytes)->check(CLI::PositiveNumber);
   add_flag(app, flags::kMaxLineBytes, o->read.max_line_bytes)->check(CLI::PositiveNumber);
   add_flag(app, flags::kDecodedCacheMb, o->decoded_cache_mb);
-  app.add_option("--jpeg_dct_scaling", o->jpeg_dct_scaling, "true|false")->capture_default_str();
+  add_flag(app, flags::kJpegDctScaling, o->jpeg_dct_scaling);
   add_flag(app, flags::kDevice, o->device);
   bt::cli::add_model_memory_flag(app, &o->max_model_bytes);
   app.add_option("--ddp_timeout", o->ddp_timeout, "Multi-process: seconds a rank waits for the others (rendezvous, each collective)")->capture_default_str();
@@ -301,7 +295,7 @@ void add_pipeline_and_runtime_flags(CLI::App& app, TrainFlags& f) {
   app.add_option("--save_total_limit", o->save_total_limit, "Keep the newest N checkpoints (0: all)")
       ->capture_default_str()
       ->group(group::kCheckpoints);
-  app.add_option("--throughput_warmup_steps", o->throughput_warmup_steps, "Steps left out of train_samples_per_second")->capture_default_str();
+  add_flag(app, flags::kThroughputWarmupSteps, o->throughput_warmup_steps);
   add_perf_flags(app, o);  // --attention_backend, --loader_worker_nice/_affinity, --profile_steps (cli/perf_flags.h)
 }
 

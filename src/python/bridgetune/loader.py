@@ -60,10 +60,13 @@ class DataLoader:
     - `batch_size` is required (torch: 1) and a batch is a dict of tensors, not collate_fn over dataset items:
       there is no sampler, batch_sampler, collate_fn, worker_init_fn, timeout, generator, persistent_workers or
       per-sample indexing (`loader[i]`, `.dataset[i]`).
-    - shuffle=True (torch: False), drawn from (`seed`, epoch; default 42, `train --seed`'s) rather than torch's global RNG: the same seed gives
+    - shuffle=True (torch: False), drawn from (`seed`, epoch) rather than torch's global RNG: the same seed gives
       the same order in any process, for any worker count.
-    - num_workers=2 (torch: 0) counts C++ threads, not processes (0: all work in the calling thread, as torch);
-      prefetch_batches=4 is the total ahead of the consumer (torch's prefetch_factor is per worker).
+    - The defaults of seed, num_workers, prefetch_batches, max_seq_length, image_column, on_bad_sample,
+      decoded_cache_mb and revision are the CLI's (`train --seed`, `--dataloader_num_workers`, ...: one owner,
+      src/common/defaults.h, read from bridgetune._native.DEFAULTS; the signature shows the values).
+    - num_workers (torch: 0) counts C++ threads, not processes (0: all work in the calling thread, as torch);
+      prefetch_batches is the total ahead of the consumer (torch's prefetch_factor is per worker).
     - It shards itself as DistributedSampler would: rank/world_size default to torch.distributed's when it is
       initialised; drop_last also decides the sharding (False pads by wrapping around so every rank gets
       ceil(n / world_size) rows, True truncates), as DistributedSampler's drop_last does.

@@ -11,6 +11,9 @@ import warnings
 
 from . import _native
 
+# The CLI's --model_revision / --dataset_revision default (common/defaults.h, exported by the native module).
+_REVISION = _native.DEFAULTS["revision"]
+
 
 def to_tensor(capsule):
     """A DLPack capsule from _native as a torch tensor sharing its memory (no copy)."""
@@ -27,16 +30,16 @@ def _positive_int(name, value):
 
 
 def _hub(revision, cache_dir):
-    return ("main" if revision is None else str(revision)), ("" if cache_dir is None else os.fspath(cache_dir))
+    return (_REVISION if revision is None else str(revision)), ("" if cache_dir is None else os.fspath(cache_dir))
 
 
-def model_folder(name_or_path, what, revision="main", cache_dir=None):
+def model_folder(name_or_path, what, revision=_REVISION, cache_dir=None):
     """The folder of a model: `name_or_path` itself when it is a folder, else the cache snapshot of hub id
     `name_or_path` (bridgetune.Error if neither)."""
     return _native.resolve_model(os.fspath(name_or_path), *_hub(revision, cache_dir), what)
 
 
-def image_settings(preprocessor, revision="main", cache_dir=None):
+def image_settings(preprocessor, revision=_REVISION, cache_dir=None):
     """(image_size, mean, std) a model folder or hub id asks for: with config.json, the model's vision image_size
     (its position embeddings are sized for it; a preprocessor_config.json size that differs is named on stderr) and
     preprocessor_config.json's image_mean/image_std (CLIP's without the file); with preprocessor_config.json alone,
@@ -45,7 +48,7 @@ def image_settings(preprocessor, revision="main", cache_dir=None):
     return size, list(mean), list(std)
 
 
-def resolve_image_settings(image_size, mean, std, preprocessor, revision="main", cache_dir=None):
+def resolve_image_settings(image_size, mean, std, preprocessor, revision=_REVISION, cache_dir=None):
     """Explicit arguments win over the preprocessor folder, which wins over BridgeTower's defaults (288, CLIP)."""
     p_size, p_mean, p_std = (image_settings(preprocessor, revision, cache_dir) if preprocessor is not None
                              else (None, None, None))
@@ -57,7 +60,7 @@ def resolve_image_settings(image_size, mean, std, preprocessor, revision="main",
     return int(size), [float(x) for x in mean], [float(x) for x in std]
 
 
-def data_source(data, split=None, data_config=None, data_revision="main", cache_dir=None):
+def data_source(data, split=None, data_config=None, data_revision=_REVISION, cache_dir=None):
     """What the C++ loader opens for `data`: a local path or pattern as it is; a hub dataset id ("org/name", or any
     name when split/data_config is given) becomes the parquet files of that split and config in the local cache,
     as `bridgetune evaluate --dataset_name` finds them (split defaults to "train")."""
@@ -72,7 +75,7 @@ def data_source(data, split=None, data_config=None, data_revision="main", cache_
 class Tokenizer:
     """RoBERTa byte-level BPE, identical to Hugging Face's RobertaTokenizerFast, from a model folder or hub id."""
 
-    def __init__(self, name_or_path, revision="main", cache_dir=None):
+    def __init__(self, name_or_path, revision=_REVISION, cache_dir=None):
         name, hub = os.fspath(name_or_path), _hub(revision, cache_dir)
         self._tok = _native.Tokenizer(name, *hub)
         self.path = _native.resolve_model(name, *hub, "tokenizer")  # the folder its files came from
@@ -99,7 +102,7 @@ class Tokenizer:
 
 
 def preprocess(image, image_size=None, transform="eval", sample_seed=0, mean=None, std=None, preprocessor=None,
-               jpeg_dct_scaling=None, revision="main", cache_dir=None, seed=None, max_image_pixels=None):
+               jpeg_dct_scaling=None, revision=_REVISION, cache_dir=None, seed=None, max_image_pixels=None):
     """One image (encoded bytes, or a path) -> float32 tensor [3, S, S], exactly as the DataLoader makes it.
 
     transform "eval": resize the shortest edge (Pillow's bicubic) + center crop; "train": RandomResizedCrop +
