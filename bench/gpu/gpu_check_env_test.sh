@@ -17,7 +17,7 @@ check() {  # NAME PATTERN FILE
 run() {  # NAME ENV... : runs the env-only check, summary in $T/NAME.txt, exit status in $T/NAME.rc
   local name=$1
   shift
-  env "$@" OUT="$T/$name.out" BT_GPU_RESULTS="$T/$name.r" BT_GPU_ENV_ONLY=1 bash "$ROOT/bench/gpu_check.sh" \
+  env "$@" OUT="$T/$name.out" BT_GPU_RESULTS="$T/$name.r" BT_GPU_ENV_ONLY=1 bash "$ROOT/bench/gpu/gpu_check.sh" \
     >"$T/$name.log" 2>&1
   echo $? >"$T/$name.rc"
   cp "$T/$name.out/summary.txt" "$T/$name.txt" 2>/dev/null || cp "$T/$name.log" "$T/$name.txt"

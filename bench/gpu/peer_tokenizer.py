@@ -1,4 +1,4 @@
-"""RoBERTa-style byte-level BPE for the Python peer (bench/gpu/peer_train.py), over the GPT-2 vocabulary this
+"""RoBERTa-style byte-level BPE for the Python peer (bench/gpu/train_peer.py), over the GPT-2 vocabulary this
 repository ships (tests/text/fixtures/gpt2): make_tokenizer() returns the first of transformers' RobertaTokenizer,
 a bare tokenizers.Tokenizer, or a pure-Python BPE that reproduces the pure-Python oracle on SELF_CHECK_TEXTS.
 """

@@ -1,10 +1,10 @@
 # shellcheck shell=bash
 # Makes bridgetune's build dependencies usable on a machine without network or package manager (the borrowed
-# GPU machine): unpacks every .deb of .gpu_deps/ (filled by scripts/gpu/fetch_deps.sh on a Debian 12 machine,
+# GPU machine): unpacks every .deb of .gpu_deps/ (filled by bench/gpu/fetch_deps.sh on a Debian 12 machine,
 # carried over with the working tree) into PREFIX (default /tmp/btdeps; never into /), and points pkg-config,
 # CMake and the dynamic loader at it.
 #
-#     . bench/gpu/setup_deps.sh [PREFIX]     # sourced (bench/gpu_check.sh does this): sets the environment
+#     . bench/gpu/setup_deps.sh [PREFIX]     # sourced (bench/gpu/gpu_check.sh does this): sets the environment
 #     bash bench/gpu/setup_deps.sh [PREFIX]  # unpacks only, and prints the environment it would set
 #
 # After sourcing:
@@ -40,7 +40,7 @@ _bt_setup_deps() {
     # Without the bundle the machine's own -dev packages must do; say at once when they cannot.
     if ! command -v pkg-config >/dev/null || ! pkg-config --exists libturbojpeg spng libarchive libhwy 2>/dev/null; then
       echo "setup_deps: no .deb bundle in $deps and this machine lacks the build libraries (pkg-config finds no" \
-        "libturbojpeg/spng/libarchive/libhwy): run 'bash scripts/gpu/fetch_deps.sh' on Debian 12 and carry .gpu_deps" >&2
+        "libturbojpeg/spng/libarchive/libhwy): run 'bash bench/gpu/fetch_deps.sh' on Debian 12 and carry .gpu_deps" >&2
       return 1
     fi
     echo "setup_deps: no .deb bundle in $deps: using the machine's own packages (nothing set)"

@@ -3,7 +3,7 @@
 # interleaved over the repeats (medians), each under its own timeout and a global deadline that skips what no
 # longer fits. Order: the headline rows first, then what was never measured, then the other repeats:
 #   repeat 1   bridgetune bench (in-memory, workers 8, workers 8 + nvJPEG media pipeline) and the HF peer at the
-#              same settings (bench/gpu/peer_train.py: model_only + workers 8)
+#              same settings (bench/gpu/train_peer.py: model_only + workers 8)
 #   memory     plain / --gradient_checkpointing / exact accumulation (2 x half batch), large preset (train runs)
 #   precision  --bf16 vs --fp16 (loss scaling), STEPS_PREC steps each, --dropout 0, the loss per step
 #   repeats    2..N of repeat 1's rows
@@ -12,7 +12,7 @@
 # Prints one table (samples/s, step ms, TFLOP/s, MFU, peak GB, attention backends) and writes it to
 # $OUT/step_check.json and $OUT/step_check.md (bench/gpu/step_summary.py); logs in $OUT/step_check_logs.tgz.
 #
-# On the device (after `bash scripts/gpu/fetch_deps.sh` here):
+# On the device (after `bash bench/gpu/fetch_deps.sh` here):
 #     run(carry=[".gpu_deps"], command="bash bench/gpu/step_check.sh", timeout_s=600, kind="nvidia-h200")
 # Dry run here (CPU, tiny preset, a few steps, the existing build; GPU-only rows are skipped by bench itself):
 #     bash bench/gpu/step_check.sh --dry-run          (or BT_STEP_DRYRUN=1)
@@ -93,7 +93,7 @@ if ! "$BT" --help >/dev/null 2>&1; then
 fi
 
 # nvJPEG for --media_decode gpu (dlopened): the toolkit's or the pip wheels' copy when ld.so does not see one, linked
-# alone into a private folder (the toolkit's whole lib64 would shadow torch's cuBLAS), as bench/gpu_check.sh does.
+# alone into a private folder (the toolkit's whole lib64 would shadow torch's cuBLAS), as bench/gpu/gpu_check.sh does.
 if [ "$DEV" = cuda ] && ! ldconfig -p 2>/dev/null | grep -q libnvjpeg; then
   NVJ=$(ls -d /usr/local/cuda/lib64/libnvjpeg.so* /usr/local/cuda/targets/x86_64-linux/lib/libnvjpeg.so* 2>/dev/null | head -1)
   [ -z "$NVJ" ] && NVJ=$("$PY" -c "import glob, nvidia; print(next(iter(sorted(p for b in nvidia.__path__ for p in glob.glob(b + '/**/libnvjpeg.so*', recursive=True))), ''))" 2>/dev/null)
@@ -108,7 +108,7 @@ fi
 [ -f "$DATA/captions.jsonl" ] ||
   step data 60 "$PY" "$ROOT/bench/gpu/make_images.py" --out "$DATA" --n "$NIMG" --images "$NDISTINCT"
 TOK=$R/tokenizer
-step tokenizer 30 "$PY" "$ROOT/bench/gpu/peer_train.py" --write_tokenizer "$TOK"
+step tokenizer 30 "$PY" "$ROOT/bench/gpu/train_peer.py" --write_tokenizer "$TOK"
 TOK_ARGS=()
 [ -f "$TOK/vocab.json" ] && TOK_ARGS=(--tokenizer_name "$TOK")
 
@@ -126,7 +126,7 @@ bt_bench() {  # NAME [flags...]: one interleaved repeat of the bench rows (NAME 
 peer() {  # repeat index
   local pb=$(($(left) - 30))
   ((pb > 100)) && pb=100
-  step "peer_$1" $((pb + 20)) "$PY" "$ROOT/bench/gpu/peer_train.py" --data "$DATA" "${PEER_ARGS[@]}" \
+  step "peer_$1" $((pb + 20)) "$PY" "$ROOT/bench/gpu/train_peer.py" --data "$DATA" "${PEER_ARGS[@]}" \
     --workers "$WORKERS" --batch "$BATCH" --warmup "$WARMUP" --steps $((STEPS - WARMUP)) --budget_s "$pb" \
     --out "$R/peer_$1.jsonl"
 }

@@ -4,7 +4,7 @@ BridgeTowerForContrastiveLearning (train mode, random init, random inputs, retur
 a config.json written by `bridgetune info --model_preset P --write_config F`, batch B, text length L (first token
 <s>, mask all ones), the preset's image size. One warm-up step, then timed steps; zero_grad before each step;
 --bf16: the forward under torch.autocast("cpu", torch.bfloat16), backward outside it (as bench_model and HF
-Trainer do). Run by bench/model/step_vs_hf.py with transformers on PYTHONPATH
+Trainer do). Run by bench/model/step_hf_bench.py with transformers on PYTHONPATH
 (../shared/reference/setup_hf_reference.sh); never by the README's commands or CI.
 
     python3 hf_step_peer.py CONFIG_JSON [--batch 8] [--text_len 40] [--steps 3] [--threads N] [--bf16] [--count_flops]

@@ -3,7 +3,7 @@
 bridgetune output folder, images through a torch DataLoader + PIL + torchvision (Resize(BICUBIC), CenterCrop,
 ToTensor, Normalize: the HF example's transforms), and the image half of the model's contrastive forward
 (get_image_features-style: vision tower, forward_post, the image token type, itc_image_head, L2 norm -- what
-modeling_bridgetower.py computes for `image_embeds`). Run by bench/python/encode_vs_hf.py with transformers on
+modeling_bridgetower.py computes for `image_embeds`). Run by bench/python/encode_hf_bench.py with transformers on
 PYTHONPATH (../shared/reference/setup_hf_reference.sh); never by the README's commands or CI.
 
     python3 hf_encode_peer.py MODEL_DIR DATA_DIR --batch 16 --workers 2 [--threads N] [--bf16] [--out EMBEDS.npy]

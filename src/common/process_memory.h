@@ -19,7 +19,7 @@ void release_free_memory();
 // the kernel page by page on first touch and unmapped again on free -- a third of a base-preset CPU step went to
 // those page faults (docs/PERFORMANCE.md). Peak resident memory stays what the step needs; release_free_memory()
 // still hands free pages back. Called first thing by init_runtime (common/runtime.h); a no-op where the switch
-// BRIDGETUNE_KEEP_FREED_MEMORY=0 leaves the allocator as it is (the A/B switch of bench/model/step_vs_hf.py).
+// BRIDGETUNE_KEEP_FREED_MEMORY=0 leaves the allocator as it is (the A/B switch of bench/model/step_hf_bench.py).
 void keep_freed_memory_for_reuse();
 
 }  // namespace bt

@@ -39,7 +39,7 @@ inline constexpr RuntimeSwitchSpec kRuntimeSwitchTable[] = {
     {"BRIDGETUNE_KEEP_FREED_MEMORY", "1", "1 | 0",
      "1: freed memory stays in the allocator for the next block of its size (glibc mallopt, torch's CPU tensors "
      "from a reusing allocator: a third of a base CPU step went to page faults without); 0: glibc and c10 as they "
-     "come (the A/B switch of bench/model/step_vs_hf.py)",
+     "come (the A/B switch of bench/model/step_hf_bench.py)",
      nullptr},
     {"BRIDGETUNE_CPU_GEMM", "onednn", "onednn | torch",
      "onednn: CPU Linear/attention products call oneDNN's GEMMs directly (bf16 emulated on sgemm where the CPU has "

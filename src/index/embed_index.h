@@ -16,7 +16,7 @@
 #include "source/source.h"
 #include "eval/evaluate_run.h"
 
-namespace bt::train {
+namespace bt::index {
 
 struct EncodeOptions {
   std::string model_name_or_path;  // a folder (hub ids are resolved by the CLI)
@@ -55,4 +55,4 @@ struct SearchOptions {
 // Prints the ranking (stdout) and writes the contact sheet; returns the number of results.
 int run_search(const SearchOptions& options);
 
-}  // namespace bt::train
+}  // namespace bt::index

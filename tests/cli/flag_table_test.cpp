@@ -34,8 +34,8 @@ struct ScopedEnv {
 TEST(FlagTable, OptionsStructsStartFromTheTablesDefaults) {
   const train::TrainOptions t;
   const eval::EvaluateOptions e;
-  const train::EncodeOptions enc;
-  const train::SearchOptions s;
+  const index::EncodeOptions enc;
+  const index::SearchOptions s;
   const loader::LoaderOptions l;
   const source::ReadOptions r;
   EXPECT_EQ(shown(t.dataloader_num_workers), flags::kNumWorkers.default_text);

@@ -18,7 +18,7 @@ bt::cli::Registrar encode_reg(
     [](CLI::App& app) {
       namespace flags = bt::cli::flags;
       using bt::cli::add_flag;
-      auto o = std::make_shared<bt::train::EncodeOptions>();
+      auto o = std::make_shared<bt::index::EncodeOptions>();
       auto hub = std::make_shared<bt::cli::HubFlags>();
       // The essentials first, as --help lists them (cli/flag_table.h).
       add_flag(app, flags::kModelNameOrPath, o->model_name_or_path)->required();
@@ -40,7 +40,7 @@ bt::cli::Registrar encode_reg(
         o->model_name_or_path = hub->resolve(o->model_name_or_path);
         if (!ds->name.empty()) o->data = ds->resolve(hub->cache_dir);
         if (o->data.empty()) bt::fail("give --data PATH or --dataset_name NAME (--dataset_config_name, --split)");
-        bt::train::run_encode(*o);
+        bt::index::run_encode(*o);
       });
     });
 
@@ -49,7 +49,7 @@ bt::cli::Registrar search_reg(
     "Rank an encode index: --query TEXT finds pictures, --query_image PATH finds captions (exact search: one matrix "
     "product, fine up to a few million rows)",
     27, [](CLI::App& app) {
-      auto o = std::make_shared<bt::train::SearchOptions>();
+      auto o = std::make_shared<bt::index::SearchOptions>();
       app.add_option("--index", o->index, "A bridgetune encode --output_dir")->required();
       auto q = app.add_option("--query", o->query, "A sentence: the images are ranked for it");
       auto qi = app.add_option("--query_image", o->query_image, "An image file: the index's captions are ranked for it");
@@ -62,7 +62,7 @@ bt::cli::Registrar search_reg(
       bt::cli::add_flag(app, bt::cli::flags::kDevice, o->device);
       bt::cli::add_switch(app, bt::cli::flags::kBf16, o->bf16);
       bt::cli::add_model_memory_flag(app, &o->max_model_bytes);
-      app.callback([o] { bt::train::run_search(*o); });
+      app.callback([o] { bt::index::run_search(*o); });
     });
 
 }  // namespace

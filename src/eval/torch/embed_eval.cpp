@@ -376,28 +376,6 @@ torch::Tensor embed_text_list(model::BridgeTowerForContrastiveLearning& model, c
   return embed_texts(model, tok, texts, o);
 }
 
-std::vector<std::vector<uint8_t>> thumbnails(std::shared_ptr<const data::Dataset> data, const std::vector<size_t>& rows,
-                                             int size) {
-  loader::LoaderOptions lo;
-  lo.num_workers = 0;
-  lo.batch_size = int(std::max<size_t>(rows.size(), 1));
-  lo.transform.image_size = size;
-  lo.output_u8 = true;
-  lo.output_float = false;
-  lo.on_bad_sample = data::OnBad::kSkip;
-  lo.decoded_cache_mb = 0;
-  lo.sampler.shuffle = false;
-  lo.sampler.batch_size = size_t(lo.batch_size);
-  std::vector<std::vector<uint8_t>> out(rows.size());
-  loader::Loader loader(std::make_shared<data::Subset>(data, rows), lo);
-  loader.start_epoch(0);
-  const size_t bytes = size_t(size) * size_t(size) * 3;
-  while (auto b = loader.next())
-    for (size_t j = 0; j < size_t(b->size); ++j)
-      if (out[b->rows[j]].empty()) out[b->rows[j]].assign(b->pixels_u8.data() + j * bytes, b->pixels_u8.data() + (j + 1) * bytes);
-  return out;
-}
-
 HeldOutScores held_out_scores(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
                               const std::string& synth_dir, const EmbedOptions& o) {
   HeldOutScores h;

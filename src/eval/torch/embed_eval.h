@@ -108,9 +108,6 @@ torch::Tensor embed_image_rows(model::BridgeTowerForContrastiveLearning& model,
                                const EmbedOptions& o);
 torch::Tensor embed_text_list(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
                               const std::vector<std::string>& texts, const EmbedOptions& o);
-// size x size RGB crops (the eval transform: resize + centre crop) of some rows' images; empty where unreadable.
-std::vector<std::vector<uint8_t>> thumbnails(std::shared_ptr<const data::Dataset> data, const std::vector<size_t>& rows,
-                                             int size);
 
 // The held-out scores the built-in demo prints before and after training: matching accuracy on
 // DIR/matching.jsonl and retrieval on DIR's captions (a folder written by data::write_synth).

@@ -56,7 +56,7 @@ EvalMetrics run_metrics(double n, int64_t images, int64_t skipped, double second
 // A run's scores and the files that report them (written by run_evaluate once everything is scored).
 struct Scored {
   EvalMetrics metrics;
-  std::string predictions;  // predictions.jsonl's lines (matching only)
+  std::string predictions;  // predictions.jsonl's lines (either task)
 };
 
 // --task auto: the matching questions when the data has their shape, else retrieval; said in one line.

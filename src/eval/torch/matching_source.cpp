@@ -132,6 +132,14 @@ std::string matching_data_of(const std::string& path, const MatchingSourceOption
 OpenedMatching open_matching(const std::string& path, const MatchingSourceOptions& o) {
   const std::string data = matching_data_of(path, o);
   const std::string what = data.empty() ? path : data;
+  // A JSONL file or parquet without the shape goes on to its reader, which names the row or column at fault; any
+  // other data (a captions CSV, a folder without matching.jsonl, tar shards) has no questions to read: one line.
+  std::error_code ec;
+  const bool jsonl = fs::path(path).extension() == ".jsonl" && !fs::is_directory(path, ec);
+  if (data.empty() && !jsonl && data::classify_source(path) != data::SourceKind::kParquet)
+    fail(o.flag, " ", path, ": no matching questions in it (the matching task reads a JSONL file or HF parquet with ",
+         o.image_column, ", ", o.choices_column, " and ", o.label_column,
+         " columns, or a folder holding matching.jsonl); image-caption pairs are scored with --task retrieval");
   return data::classify_source(what) == data::SourceKind::kParquet ? open_parquet(what, o) : open_jsonl(what, o);
 }
 

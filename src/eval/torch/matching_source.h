@@ -40,7 +40,8 @@ struct OpenedMatching {
   size_t bad = 0;                             // rows left out under on_bad skip
 };
 
-// Opens matching_data_of(path) (or `path` itself when it is that data); bad rows follow o.on_bad.
+// Opens matching_data_of(path) (or `path` itself when it is that data); bad rows follow o.on_bad. Data that is
+// neither (a captions CSV, a folder without matching.jsonl, tar shards) throws one line saying what the task reads.
 OpenedMatching open_matching(const std::string& path, const MatchingSourceOptions& o);
 
 }  // namespace bt::eval

@@ -4,7 +4,7 @@
 #include "feed/torch/batch_source.h"
 #include "feed/torch/gpu_media.h"
 
-namespace bt::train {
+namespace bt::feed {
 
 void upload_captions(ModelBatch& m, const std::vector<std::string>& captions, const text::Tokenizer& tok, int max_len,
                      const torch::Device& device) {
@@ -78,4 +78,4 @@ std::unique_ptr<BatchProvider> make_batch_provider(loader::Loader& loader, const
   return std::make_unique<BatchSource>(loader, tok, o.max_seq_length, o.device, o.background);
 }
 
-}  // namespace bt::train
+}  // namespace bt::feed

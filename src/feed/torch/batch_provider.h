@@ -24,7 +24,7 @@
 #include "loader/loader.h"
 #include "text/tokenizer.h"
 
-namespace bt::train {
+namespace bt::feed {
 
 struct ModelBatch {
   loader::BatchPtr host;  // owns the pixel buffer a CPU tensor points into
@@ -80,4 +80,4 @@ struct ProviderOptions {
 std::unique_ptr<BatchProvider> make_batch_provider(loader::Loader& loader, const text::Tokenizer& tok,
                                                    const ProviderOptions& o, size_t batches_per_epoch);
 
-}  // namespace bt::train
+}  // namespace bt::feed

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-namespace bt::train {
+namespace bt::feed {
 
 namespace {
 using Clock = std::chrono::steady_clock;
@@ -88,4 +88,4 @@ std::optional<ModelBatch> BatchSource::next(double* wait_s) {
   return std::nullopt;
 }
 
-}  // namespace bt::train
+}  // namespace bt::feed

@@ -17,7 +17,7 @@
 #include "text/tokenizer.h"
 #include "feed/torch/batch_provider.h"
 
-namespace bt::train {
+namespace bt::feed {
 
 class BatchSource : public BatchProvider {
  public:
@@ -48,4 +48,4 @@ class BatchSource : public BatchProvider {
   std::exception_ptr error_;
 };
 
-}  // namespace bt::train
+}  // namespace bt::feed

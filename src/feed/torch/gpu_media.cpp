@@ -23,7 +23,7 @@
 #include "cuda/nvjpeg_decoder.h"
 #endif
 
-namespace bt::train {
+namespace bt::feed {
 
 #if defined(BT_HAVE_CUDA) && defined(BT_TORCH_CUDA)
 
@@ -299,4 +299,4 @@ std::optional<ModelBatch> GpuMediaSource::next(double* wait_s) {
   return out;
 }
 
-}  // namespace bt::train
+}  // namespace bt::feed

@@ -32,7 +32,7 @@
 #include "text/tokenizer.h"
 #include "feed/torch/batch_provider.h"
 
-namespace bt::train {
+namespace bt::feed {
 
 struct GpuMediaOptions {
   int image_size = 288;
@@ -105,4 +105,4 @@ class GpuMediaSource : public BatchProvider {
   size_t remaining_ = 0;
 };
 
-}  // namespace bt::train
+}  // namespace bt::feed

@@ -20,7 +20,7 @@
 
 namespace fs = std::filesystem;
 
-namespace bt::train {
+namespace bt::index {
 
 namespace {
 
@@ -94,4 +94,4 @@ EncodeSummary run_encode(const EncodeOptions& o) {
   return s;
 }
 
-}  // namespace bt::train
+}  // namespace bt::index

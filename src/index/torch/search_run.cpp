@@ -13,14 +13,14 @@
 #include "media/npy.h"
 #include "model/api.h"
 #include "model/device.h"
-#include "report/canvas.h"
 #include "report/run_log.h"
 #include "source/source.h"
+#include "index/contact_sheet.h"
 #include "index/embed_index.h"
 
 namespace fs = std::filesystem;
 
-namespace bt::train {
+namespace bt::index {
 
 namespace {
 
@@ -55,6 +55,7 @@ std::shared_ptr<const data::Dataset> image_file(const std::string& path) {
   return std::make_shared<data::CaptionsDataset>(std::move(one), path, "");
 }
 
+// The contact sheet of the top images: the index's data reopened as encode read it, each result's dataset row.
 void draw_contact_sheet(const std::string& out, const nlohmann::json& index, const std::vector<nlohmann::json>& images,
                         const std::vector<int64_t>& top, const std::vector<float>& scores) {
   source::ReadOptions read;  // as encode read the data
@@ -64,24 +65,7 @@ void draw_contact_sheet(const std::string& out, const nlohmann::json& index, con
   auto data = source::open_source(index.at("data").get<std::string>(), source::source_options(read, "index.json data")).dataset;
   std::vector<size_t> rows;
   for (int64_t k : top) rows.push_back(images[size_t(k)].at("row").get<size_t>());
-  constexpr int kThumb = 160, kPad = 12, kLabel = 22, kCols = 4;
-  const std::vector<std::vector<uint8_t>> thumbs = eval::thumbnails(data, rows, kThumb);
-  const int n = int(rows.size()), cols = std::min(n, kCols), grid_rows = (n + kCols - 1) / kCols;
-  report::Canvas c(kPad + cols * (kThumb + kPad), kPad + grid_rows * (kThumb + kLabel + kPad), {255, 255, 255});
-  for (int i = 0; i < n; ++i) {
-    const int x0 = kPad + (i % kCols) * (kThumb + kPad), y0 = kPad + (i / kCols) * (kThumb + kLabel + kPad);
-    const std::vector<uint8_t>& px = thumbs[size_t(i)];
-    for (int y = 0; y < kThumb && !px.empty(); ++y)
-      for (int x = 0; x < kThumb; ++x) {
-        const uint8_t* p = px.data() + (size_t(y) * kThumb + size_t(x)) * 3;
-        c.set(x0 + x, y0 + y, {p[0], p[1], p[2]});
-      }
-    if (px.empty()) c.fill_rect(x0, y0, x0 + kThumb - 1, y0 + kThumb - 1, {220, 220, 220});
-    char label[48];
-    std::snprintf(label, sizeof label, "#%d  %.3f", i + 1, double(scores[size_t(i)]));
-    c.text(x0, y0 + kThumb + 6, label, {20, 20, 20}, 2);
-  }
-  c.write_png(out);
+  write_contact_sheet(out, data, rows, scores);
 }
 
 }  // namespace
@@ -134,4 +118,4 @@ int run_search(const SearchOptions& o) {
   return int(k);
 }
 
-}  // namespace bt::train
+}  // namespace bt::index

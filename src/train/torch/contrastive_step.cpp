@@ -29,9 +29,9 @@ torch::Tensor loss_of(TrainRun& r, const torch::Tensor& text, const torch::Tenso
   return model::contrastive_loss(all(text), all(image), all(cross), r.model->logit_scale, e);
 }
 
-ModelBatch next_batch(TrainRun& r, BatchProvider& batches, StepResult& s) {
+feed::ModelBatch next_batch(TrainRun& r, feed::BatchProvider& batches, StepResult& s) {
   double wait = 0;
-  std::optional<ModelBatch> mb = batches.next(&wait);  // inputs on the device
+  std::optional<feed::ModelBatch> mb = batches.next(&wait);  // inputs on the device
   if (!mb) fail("loader ended the epoch early (internal error)");
   s.data_wait_s += wait;
   s.samples += mb->size;
@@ -43,7 +43,7 @@ ModelBatch next_batch(TrainRun& r, BatchProvider& batches, StepResult& s) {
   return std::move(*mb);
 }
 
-void prefetch(BatchProvider& batches, StepResult& s) {
+void prefetch(feed::BatchProvider& batches, StepResult& s) {
   double wait = 0;
   batches.prefetch(&wait);  // on a GPU the step's kernels still run: prepare the next batch meanwhile
   s.data_wait_s += wait;
@@ -71,10 +71,10 @@ bool unscale_finds_nonfinite(TrainRun& r) {
 }
 
 // HF's accumulation: each micro-batch's loss over its own rows, averaged.
-void accumulate_local(TrainRun& r, BatchProvider& batches, StepResult& s) {
+void accumulate_local(TrainRun& r, feed::BatchProvider& batches, StepResult& s) {
   const int accum = r.o.gradient_accumulation_steps;
   for (int a = 0; a < accum; ++a) {
-    const ModelBatch mb = next_batch(r, batches, s);
+    const feed::ModelBatch mb = next_batch(r, batches, s);
     torch::Tensor loss;
     {
       model::AutocastScope autocast(r.s.bf16 || r.s.fp16, r.device, r.s.fp16 ? at::kHalf : at::kBFloat16);
@@ -90,9 +90,9 @@ void accumulate_local(TrainRun& r, BatchProvider& batches, StepResult& s) {
 
 // GradCache: the K micro-batches' embeddings without autograd, the loss over all of them and its gradient with
 // respect to them, then each micro-batch again with autograd, backpropagating that gradient.
-void accumulate_exact(TrainRun& r, BatchProvider& batches, StepResult& s) {
+void accumulate_exact(TrainRun& r, feed::BatchProvider& batches, StepResult& s) {
   const int accum = r.o.gradient_accumulation_steps;
-  std::vector<ModelBatch> mbs;
+  std::vector<feed::ModelBatch> mbs;
   std::vector<model::RngState> rng;
   std::vector<torch::Tensor> text, image, cross;
   {
@@ -116,7 +116,7 @@ void accumulate_exact(TrainRun& r, BatchProvider& batches, StepResult& s) {
   }
   (loss * loss_scale_of(r)).backward();  // gradients of t, i, c, and logit_scale's own (scaled under --fp16)
   std::vector<int64_t> sizes;
-  for (const ModelBatch& mb : mbs) sizes.push_back(mb.size);
+  for (const feed::ModelBatch& mb : mbs) sizes.push_back(mb.size);
   const auto gt = t.grad().split_with_sizes(sizes), gi = i.grad().split_with_sizes(sizes),
              gc = c.grad().split_with_sizes(sizes);
   torch::Tensor replay = torch::zeros({}, t.options().requires_grad(false));
@@ -142,7 +142,7 @@ void accumulate_exact(TrainRun& r, BatchProvider& batches, StepResult& s) {
 
 }  // namespace
 
-StepResult train_step(TrainRun& r, BatchProvider& batches) {
+StepResult train_step(TrainRun& r, feed::BatchProvider& batches) {
   const ProfiledStep profiled(r.profiler.get(), r.st.global_step + 1);  // --profile_steps: the whole step, update too
   StepResult s;
   const bool exact = r.o.contrastive_accumulation == ContrastiveAccumulation::kExact;

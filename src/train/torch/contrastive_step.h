@@ -34,7 +34,7 @@ struct StepResult {
   bool nonfinite = false;  // the loss or the gradient norm was NaN/inf (divergence): not applied
 };
 
-StepResult train_step(TrainRun& r, BatchProvider& batches);
+StepResult train_step(TrainRun& r, feed::BatchProvider& batches);
 
 // The work of the steps (model/flops.h): each micro-batch adds its model FLOPs at its shapes (padded text length,
 // each row's real length) to TrainRun::flops as it is taken. all_ranks_flops sums every rank's (collective: every

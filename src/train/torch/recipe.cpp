@@ -103,7 +103,7 @@ Plan plan_of(const RecipeOptions& r) {
   p.inputs.eval_at_end = p.legacy || !r.do_eval;  // with --do_eval the recipe's final evaluation replaces run_train's
   if (r.media_pipeline_where_possible && !t.use_media_pipeline) {
     std::string why = "it needs --device cuda";
-    if (names_cuda(t.device) && GpuMediaPipeline::available(&why)) p.inputs.media_pipeline = true;
+    if (names_cuda(t.device) && feed::GpuMediaPipeline::available(&why)) p.inputs.media_pipeline = true;
     else if (t.rank == 0)
       std::printf("note: --mediapipe_dataloader: the GPU media pipeline does not run here (%s); the CPU loader decodes\n",
                   why.c_str());
@@ -228,31 +228,31 @@ void write_state_and_card(const RecipeOptions& r, const RunSettings& rs, const T
 // The demo ends by using its model: the held-out pictures become a search index, and one held-out description
 // (the caption without its joke) finds its pictures, as `bridgetune encode` / `bridgetune search` would.
 void use_the_demo_model(const TrainOptions& t, const RunSettings& rs) {
-  const fs::path out(t.output_dir), index = out / "demo_index";
-  EncodeOptions eo;
+  const fs::path out(t.output_dir), index_dir = out / "demo_index";
+  index::EncodeOptions eo;
   eo.model_name_or_path = out.string();
   eo.data = rs.validation_path;
-  eo.output_dir = index.string();
+  eo.output_dir = index_dir.string();
   eo.dataloader_num_workers = t.dataloader_num_workers;
   eo.device = t.device;
   eo.bf16 = rs.bf16;
   eo.quiet = true;
   std::printf("\n***** using the model: bridgetune encode + search on the held-out pictures *****\n");
-  run_encode(eo);
-  const std::string texts = read_small_file((index / "texts.jsonl").string(), 1ull << 30);
+  index::run_encode(eo);
+  const std::string texts = read_small_file((index_dir / "texts.jsonl").string(), 1ull << 30);
   const nlohmann::json first = nlohmann::json::parse(texts.substr(0, texts.find('\n')), nullptr, false);
   std::string query = first.is_object() ? first.value("text", "") : "";
   query = query.substr(0, query.find('"'));
   while (!query.empty() && query.back() == ' ') query.pop_back();
-  SearchOptions so;
-  so.index = index.string();
+  index::SearchOptions so;
+  so.index = index_dir.string();
   so.query = query;
   so.top_k = 3;
   so.contact_sheet = (out / "demo_search.png").string();
   so.device = t.device;
   std::printf("query: %s\n", query.c_str());
-  run_search(so);
-  std::printf("try it: %s search --index %s --query \"a teal balloon at the top centre\"\n", "bridgetune", index.c_str());
+  index::run_search(so);
+  std::printf("try it: %s search --index %s --query \"a teal balloon at the top centre\"\n", "bridgetune", index_dir.c_str());
   std::fflush(stdout);
 }
 

@@ -74,9 +74,9 @@ bool device_jpegs(const TrainOptions& o, const RunSettings& s, const TrainHooks&
   if (!device.is_cuda())
     fail("--use_media_pipeline needs --device cuda (the GPU media pipeline decodes and resizes on the device)");
   std::string why;
-  if (!GpuMediaPipeline::available(&why)) fail("--use_media_pipeline needs a CUDA build of bridgetune and a GPU (", why, ")");
+  if (!feed::GpuMediaPipeline::available(&why)) fail("--use_media_pipeline needs a CUDA build of bridgetune and a GPU (", why, ")");
   if (hooks.in_memory_batches > 0) fail("--use_media_pipeline cannot be combined with in-memory batches");
-  return GpuMediaPipeline::decode_jpegs_on_device(o.media_decode);
+  return feed::GpuMediaPipeline::decode_jpegs_on_device(o.media_decode);
 }
 
 // The launch environment: torchrun's variables when the CLI saw a multi-process launch, else one process.
@@ -395,7 +395,7 @@ loader::LoaderOptions loader_options(const TrainOptions& o, const RunSettings& s
   lo.dedupe_batches = exact ? o.gradient_accumulation_steps : 1;
   lo.output_decoded = train && s.use_media_pipeline;  // the GPU resizes (GpuMediaSource): workers only decode
   lo.ship_device_jpegs = lo.output_decoded && device_jpegs;
-  if (lo.output_decoded) lo.packed_allocator = GpuMediaPipeline::pinned_allocator();  // no copy before the upload
+  if (lo.output_decoded) lo.packed_allocator = feed::GpuMediaPipeline::pinned_allocator();  // no copy before the upload
   return lo;
 }
 

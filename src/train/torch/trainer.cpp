@@ -74,7 +74,7 @@ class TrainLoop {
   std::optional<report::MetricsLog> metrics_;
   report::ProgressBar bar_;
   bool tty_;
-  std::unique_ptr<BatchProvider> batches_;
+  std::unique_ptr<feed::BatchProvider> batches_;
   ThroughputMeter meter_;
   double t_start_ = 0;
   uint64_t loop_start_memory_ = 0;
@@ -126,7 +126,7 @@ TrainLoop::TrainLoop(TrainRun& r)
                   r_.batch(), " train as one batch of ", r_.batch() * o_.gradient_accumulation_steps,
                   " (one loss over all of them; --contrastive_accumulation local for HF's per-micro-batch losses)")
             : str("gradient accumulation: local (HF): each micro-batch of ", r_.batch(), " has its own negatives"));
-  ProviderOptions po;
+  feed::ProviderOptions po;
   po.max_seq_length = o_.max_seq_length;
   po.device = r_.device;
   po.background = o_.dataloader_num_workers > 0;
@@ -134,7 +134,7 @@ TrainLoop::TrainLoop(TrainRun& r)
   po.media_pipeline = s_.use_media_pipeline;
   po.image_size = r_.image_size();
   po.bf16 = s_.bf16;
-  batches_ = make_batch_provider(*r_.train_loader, *r_.tok, po, r_.plan.batches_per_epoch);  // in-memory: made here
+  batches_ = feed::make_batch_provider(*r_.train_loader, *r_.tok, po, r_.plan.batches_per_epoch);  // in-memory: made here
   t_start_ = now_s();
   meter_.start(t_start_);
   if (auto line = demo_.measure_before(r_)) say(*line);

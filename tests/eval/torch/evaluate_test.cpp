@@ -186,6 +186,47 @@ TEST_F(Evaluate, CliPicksTheTaskFromTheDataAndWritesPredictionsForBoth) {
   EXPECT_TRUE(nlohmann::json::parse(test::slurp(out / "eval_results.json")).contains("eval_matching_accuracy"));
 }
 
+// --task retrieval writes predictions.jsonl as the data's own choice does (--help says so), and a captions CSV is
+// image-caption pairs: scored for retrieval, while --task matching on it says in one line what matching reads
+// (it used to fail parsing the CSV header as JSON: "not valid JSON ... last read: 'i'").
+TEST_F(Evaluate, CliTaskRetrievalWritesPredictionsAndReadsACaptionsCsv) {
+  const fs::path dir = root_ / "csv";
+  fs::create_directories(dir);
+  fs::copy(root_ / "data" / "images", dir / "images", fs::copy_options::recursive | fs::copy_options::skip_existing);
+  {
+    std::ifstream jsonl(root_ / "data" / "captions.jsonl");
+    std::ofstream csv(dir / "captions.csv");
+    csv << "image,caption\n";
+    for (std::string line; std::getline(jsonl, line);) {
+      const auto row = nlohmann::json::parse(line);
+      std::string caption;
+      for (char c : row.at("caption").get<std::string>()) caption += c == '"' ? std::string("\"\"") : std::string(1, c);
+      csv << row.at("image").get<std::string>() << ",\"" << caption << "\"\n";
+    }
+  }
+  std::vector<std::string> args = {"evaluate", "--model_name_or_path", (root_ / "model").string(), "--validation_file",
+                                   (dir / "captions.csv").string(), "--output_dir", (dir / "out").string(), "--task",
+                                   "retrieval"};
+  ASSERT_EQ(test::wait_exit_code(test::spawn_bridgetune(args, dir / "r.log")), 0) << test::slurp(dir / "r.log");
+  const auto results = nlohmann::json::parse(test::slurp(dir / "out" / "eval_results.json"));
+  std::ifstream pred(dir / "out" / "predictions.jsonl");
+  int lines = 0;
+  for (std::string line; std::getline(pred, line); ++lines) EXPECT_TRUE(nlohmann::json::parse(line).contains("rank"));
+  EXPECT_EQ(lines, results.at("eval_samples").get<int>());
+  EXPECT_EQ(lines, 24);
+  args.resize(args.size() - 2);  // no --task: the CSV has no caption_choices, so retrieval, said in one line
+  ASSERT_EQ(test::wait_exit_code(test::spawn_bridgetune(args, dir / "auto.log")), 0) << test::slurp(dir / "auto.log");
+  EXPECT_NE(test::slurp(dir / "auto.log").find("evaluate: task retrieval"), std::string::npos) << test::slurp(dir / "auto.log");
+  args[6] = (dir / "m_out").string();
+  args.insert(args.end(), {"--task", "matching"});
+  EXPECT_NE(test::wait_exit_code(test::spawn_bridgetune(args, dir / "m.log")), 0);
+  const std::string m = test::slurp(dir / "m.log");
+  EXPECT_NE(m.find("captions.csv: no matching questions in it"), std::string::npos) << m;
+  EXPECT_NE(m.find("--task retrieval"), std::string::npos) << m;
+  EXPECT_EQ(m.find("not valid JSON"), std::string::npos) << m;
+  EXPECT_FALSE(fs::exists(dir / "m_out"));
+}
+
 // --on_bad_sample skip: the images left out are counted and named, with why, in eval_results.json.
 TEST_F(Evaluate, CliNamesTheImagesItSkipped) {
   const fs::path dir = root_ / "holes";

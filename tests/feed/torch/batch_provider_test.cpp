@@ -15,7 +15,7 @@
 
 namespace fs = std::filesystem;
 using namespace bt;
-using train::ModelBatch;
+using feed::ModelBatch;
 
 namespace {
 
@@ -48,7 +48,7 @@ class BatchProviders : public ::testing::Test {
     return std::make_unique<loader::Loader>(ds_, lo);
   }
   // Every batch of one segment.
-  static std::vector<ModelBatch> drain(train::BatchProvider& p, uint64_t epoch, size_t first, size_t n) {
+  static std::vector<ModelBatch> drain(feed::BatchProvider& p, uint64_t epoch, size_t first, size_t n) {
     std::vector<ModelBatch> out;
     p.start(epoch, first, n);
     double wait = -1;
@@ -79,7 +79,7 @@ std::optional<text::Tokenizer> BatchProviders::tok_;
 // A resumed segment (epoch 1 from batch 2) is the same whether a thread prepares the batches or next() does.
 TEST_F(BatchProviders, BackgroundAndInlineSourcesGiveTheSameBatches) {
   auto l0 = make_loader(0), l2 = make_loader(2);
-  train::BatchSource inline_src(*l0, *tok_, 16, torch::kCPU, false), background(*l2, *tok_, 16, torch::kCPU, true);
+  feed::BatchSource inline_src(*l0, *tok_, 16, torch::kCPU, false), background(*l2, *tok_, 16, torch::kCPU, true);
   auto a = drain(inline_src, 1, 2, 3), b = drain(background, 1, 2, 3);
   ASSERT_EQ(a.size(), 3u);
   ASSERT_EQ(b.size(), 3u);
@@ -92,11 +92,11 @@ TEST_F(BatchProviders, BackgroundAndInlineSourcesGiveTheSameBatches) {
 // The in-memory provider holds epoch 0's first batches and cycles them across start() calls, never waiting.
 TEST_F(BatchProviders, InMemoryCyclesEpochZerosFirstBatches) {
   auto l = make_loader(1), ref_loader = make_loader(0);
-  train::ProviderOptions po;
+  feed::ProviderOptions po;
   po.max_seq_length = 16;
   po.in_memory_batches = 2;
-  auto p = train::make_batch_provider(*l, *tok_, po, /*batches_per_epoch=*/6);
-  train::BatchSource ref(*ref_loader, *tok_, 16, torch::kCPU, false);
+  auto p = feed::make_batch_provider(*l, *tok_, po, /*batches_per_epoch=*/6);
+  feed::BatchSource ref(*ref_loader, *tok_, 16, torch::kCPU, false);
   auto expected = drain(ref, 0, 0, 2);
   p->start(0, 0, 6);
   for (int i = 0; i < 5; ++i) {
@@ -113,29 +113,29 @@ TEST_F(BatchProviders, InMemoryCyclesEpochZerosFirstBatches) {
 // The factory's refusals, and its BatchSource when nothing special is asked for.
 TEST_F(BatchProviders, FactoryPicksOneProviderAndRefusesImpossibleMixes) {
   auto l = make_loader(0, /*decoded=*/true);
-  train::ProviderOptions po;
+  feed::ProviderOptions po;
   po.media_pipeline = true;
   po.in_memory_batches = 2;
   // The factory's error for these options ("" when it made a provider).
-  auto refusal = [&](const train::ProviderOptions& o) -> std::string {
+  auto refusal = [&](const feed::ProviderOptions& o) -> std::string {
     try {
-      train::make_batch_provider(*l, *tok_, o, 6);
+      feed::make_batch_provider(*l, *tok_, o, 6);
     } catch (const Error& e) {
       return e.what();
     }
     return "";
   };
   EXPECT_NE(refusal(po).find("--use_media_pipeline cannot be combined"), std::string::npos) << refusal(po);
-  if (!train::GpuMediaPipeline::available()) {
+  if (!feed::GpuMediaPipeline::available()) {
     po.in_memory_batches = 0;
     EXPECT_NE(refusal(po).find("--use_media_pipeline needs"), std::string::npos) << refusal(po);
   }
   auto l0 = make_loader(0);
-  train::ProviderOptions plain;
+  feed::ProviderOptions plain;
   plain.max_seq_length = 16;
   plain.background = false;
-  auto p = train::make_batch_provider(*l0, *tok_, plain, 6);
-  EXPECT_NE(dynamic_cast<train::BatchSource*>(p.get()), nullptr);
+  auto p = feed::make_batch_provider(*l0, *tok_, plain, 6);
+  EXPECT_NE(dynamic_cast<feed::BatchSource*>(p.get()), nullptr);
   EXPECT_EQ(drain(*p, 0, 4, 10).size(), 2u);  // the segment ends with the epoch's 6 batches
 }
 
@@ -143,7 +143,7 @@ TEST_F(BatchProviders, FactoryPicksOneProviderAndRefusesImpossibleMixes) {
 TEST_F(BatchProviders, UploadCaptionsIsTheTokenizersBatchEncoding) {
   const std::vector<std::string> captions = {"a man", "two men in hats at a long table with a balloon and a dog"};
   ModelBatch m;
-  train::upload_captions(m, captions, *tok_, 8, torch::kCPU);
+  feed::upload_captions(m, captions, *tok_, 8, torch::kCPU);
   auto enc = tok_->encode_batch(captions, 8, text::Padding::kLongest, 1);
   ASSERT_EQ(m.input_ids.sizes(), (std::vector<int64_t>{2, enc.length}));
   EXPECT_EQ(enc.length, 8);

@@ -1,4 +1,4 @@
-// train::GpuMediaPipeline. Everywhere: the stub / no-device error is the one-line message the CLI shows. With a
+// feed::GpuMediaPipeline. Everywhere: the stub / no-device error is the one-line message the CLI shows. With a
 // CUDA build and a GPU: decode-only batches through the pipeline equal the CPU reference of the kernel (which
 // decoded_loader_test.cpp ties to the CPU loader) bit for bit, fp32 and bf16, with take() on another stream; and
 // with nvJPEG (--media_decode gpu) the pixels match the CPU loader without DCT scaling within the stated
@@ -52,10 +52,10 @@ class Set : public data::Dataset {
 
 TEST(GpuMedia, ErrorWithoutCudaNamesTheFlag) {
   std::string why;
-  if (train::GpuMediaPipeline::available(&why)) GTEST_SKIP() << "a GPU is present: the parity test covers it";
+  if (feed::GpuMediaPipeline::available(&why)) GTEST_SKIP() << "a GPU is present: the parity test covers it";
   EXPECT_FALSE(why.empty());
   try {
-    train::GpuMediaPipeline p(train::GpuMediaOptions{});
+    feed::GpuMediaPipeline p(feed::GpuMediaOptions{});
     FAIL() << "constructed without CUDA";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("--use_media_pipeline needs"), std::string::npos) << e.what();
@@ -73,13 +73,13 @@ TEST(GpuMedia, MediaDecodeModes) {
     return "";
   };
   std::string why;
-  if (!train::GpuMediaPipeline::available(&why)) {  // auto quietly means the CPU; gpu names what is missing
-    EXPECT_FALSE(train::GpuMediaPipeline::decode_jpegs_on_device(loader::MediaDecode::kAuto));
-    EXPECT_NE(error_of([] { train::GpuMediaPipeline::decode_jpegs_on_device(loader::MediaDecode::kGpu); })
+  if (!feed::GpuMediaPipeline::available(&why)) {  // auto quietly means the CPU; gpu names what is missing
+    EXPECT_FALSE(feed::GpuMediaPipeline::decode_jpegs_on_device(loader::MediaDecode::kAuto));
+    EXPECT_NE(error_of([] { feed::GpuMediaPipeline::decode_jpegs_on_device(loader::MediaDecode::kGpu); })
                   .find("--use_media_pipeline needs"),
               std::string::npos);
   }
-  EXPECT_FALSE(train::GpuMediaPipeline::decode_jpegs_on_device(loader::MediaDecode::kCpu));
+  EXPECT_FALSE(feed::GpuMediaPipeline::decode_jpegs_on_device(loader::MediaDecode::kCpu));
   train::TrainOptions o;
   o.media_decode = loader::MediaDecode::kGpu;  // without --use_media_pipeline the CPU loader decodes everything
   EXPECT_NE(error_of([&] { train::run_train(o); }).find("--media_decode gpu needs --use_media_pipeline"),
@@ -88,7 +88,7 @@ TEST(GpuMedia, MediaDecodeModes) {
 
 TEST(GpuMedia, MatchesCpuReferenceBitForBit) {
   std::string why;
-  if (!train::GpuMediaPipeline::available(&why)) GTEST_SKIP() << "no CUDA pipeline: " << why;
+  if (!feed::GpuMediaPipeline::available(&why)) GTEST_SKIP() << "no CUDA pipeline: " << why;
   auto ds = std::make_shared<Set>();
   for (bool bf16 : {false, true})
     for (auto mode : {media::TransformMode::kEval, media::TransformMode::kTrain}) {
@@ -99,7 +99,7 @@ TEST(GpuMedia, MatchesCpuReferenceBitForBit) {
       o.transform.mode = mode;
       o.output_decoded = true;
       loader::Loader l(ds, o);
-      train::GpuMediaPipeline p({64, bf16, torch::Device(torch::kCUDA, 0)});
+      feed::GpuMediaPipeline p({64, bf16, torch::Device(torch::kCUDA, 0)});
       std::vector<std::vector<uint8_t>> want;
       while (auto b = l.next()) {
         std::vector<cuda::SampleSpec> specs;
@@ -128,9 +128,9 @@ TEST(GpuMedia, MatchesCpuReferenceBitForBit) {
 // of 255, every pixel <= 4 (before that kernel, nvJPEG's own upsampling gave a mean 2.29 and a worst 49).
 TEST(GpuMedia, NvjpegDecodeMatchesTheCpuLoaderWithinTolerance) {
   std::string why;
-  if (!train::GpuMediaPipeline::available(&why)) GTEST_SKIP() << "no CUDA pipeline: " << why;
+  if (!feed::GpuMediaPipeline::available(&why)) GTEST_SKIP() << "no CUDA pipeline: " << why;
   try {
-    train::GpuMediaPipeline::decode_jpegs_on_device(loader::MediaDecode::kGpu);
+    feed::GpuMediaPipeline::decode_jpegs_on_device(loader::MediaDecode::kGpu);
   } catch (const Error& e) {
     GTEST_SKIP() << e.what();
   }
@@ -147,9 +147,9 @@ TEST(GpuMedia, NvjpegDecodeMatchesTheCpuLoaderWithinTolerance) {
     o.output_decoded = o.ship_device_jpegs = true;
     o.transform.dct_scaling = true;   // ignored for shipped JPEGs
     loader::Loader enc(ds, o);
-    train::GpuMediaOptions po{64, false, torch::Device(torch::kCUDA, 0)};
+    feed::GpuMediaOptions po{64, false, torch::Device(torch::kCUDA, 0)};
     po.decode_jpegs = true;
-    train::GpuMediaPipeline p(po);
+    feed::GpuMediaPipeline p(po);
     size_t allocations_after_warmup = 0;  // every slot of the pipeline has been used once after two epochs
     for (uint64_t epoch : {0u, 1u, 2u}) {
       cpu.start_epoch(epoch);

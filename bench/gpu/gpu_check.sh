@@ -11,17 +11,17 @@
 #   bench   `bridgetune bench` large, batch 48, bf16, in-memory bound + workers 0,1,8 x media pipeline off/on
 #           (--media_decode cpu: the loader decodes, the GPU resizes); bench_results.json is rewritten after every
 #           row and copied to $OUT/bt_bench.json
-#   then    memory modes (plain / --gradient_checkpointing / exact accumulation; bench/gpu/memory_modes.sh),
+#   then    memory modes (plain / --gradient_checkpointing / exact accumulation; bench/gpu/memory_modes_bench.sh),
 #           workers 8 with JPEG decode on the GPU (--media_decode gpu, nvJPEG), CUDA parity tests, kernel bench, worker count 2 (both sides), fused ops off (BRIDGETUNE_FUSED_OPS=0) vs on,
 #           loader benches; when the torch build
 #           failed: the torch-free CUDA builds (fallbacks) for the kernels and loader figures.
 # Every step has a timeout; a global deadline (BT_GPU_CHECK_BUDGET_S, default 570 s) skips what no longer fits; a
 # failing step is logged and the rest still runs. HAVE_BT comes from the bridgetune binary itself.
 #
-# Dependencies: bash scripts/gpu/fetch_deps.sh (here, Debian 12 with apt) fills .gpu_deps/ (git-ignored); then
-#     run(carry=[".gpu_deps"], command="bash bench/gpu_check.sh", timeout_s=600)   # the device tool
+# Dependencies: bash bench/gpu/fetch_deps.sh (here, Debian 12 with apt) fills .gpu_deps/ (git-ignored); then
+#     run(carry=[".gpu_deps"], command="bash bench/gpu/gpu_check.sh", timeout_s=600)   # the device tool
 # Without .gpu_deps (a machine with the -dev packages installed) the deps step does nothing.
-# Dry run here (no GPU): BT_GPU_DRYRUN=1 bash bench/gpu_check.sh runs every step on the CPU with the tiny preset,
+# Dry run here (no GPU): BT_GPU_DRYRUN=1 bash bench/gpu/gpu_check.sh runs every step on the CPU with the tiny preset,
 # batch 4 and a few steps (GPU-only steps say SKIP), so a typo shows before the device's 15 minutes do.
 # Results in $OUT (default ./gpu_out): summary.txt (one line per step + headline figures), results.tgz (every log,
 # JSON and plot; refreshed after each step, so a run cut off at its limit still returns what it measured),
@@ -36,7 +36,7 @@
 #        BT_GPU_PEER_BUDGET_S (the peer's own budget; default from the time left),
 #        BT_GPU_ENV_ONLY=1 (stop after the environment checks; exit 1 when torch or the build libraries are missing).
 set -u
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 ROOT=$PWD
 DRY=${BT_GPU_DRYRUN:-0}
 OUT=${OUT:-$ROOT/gpu_out}
@@ -186,7 +186,7 @@ if [ ! -f "$PHOTO/captions.jsonl" ]; then
   step data_photo 60 "python3 '$ROOT/bench/gpu/make_images.py' --out '$PHOTO' --n $NIMG --images $NDISTINCT --style photo"
 fi
 TOK=$R/tokenizer
-step tokenizer 30 "python3 '$ROOT/bench/gpu/peer_train.py' --write_tokenizer '$TOK'"
+step tokenizer 30 "python3 '$ROOT/bench/gpu/train_peer.py' --write_tokenizer '$TOK'"
 TOK_ARG=""
 [ -f "$TOK/vocab.json" ] && TOK_ARG="--tokenizer_name '$TOK'"
 # Both sides must read one real vocabulary: without it bridgetune would train a small BPE (a smaller text
@@ -207,7 +207,7 @@ start_peer() {
   if ((PEER_BUDGET >= 30)); then
     PEER_T0=$(date +%s)
     # shellcheck disable=SC2086  # PEER_ARGS is a list of options
-    timeout -k 5 $((PEER_BUDGET + 20)) python3 "$ROOT/bench/gpu/peer_train.py" --data "$DATA" $PEER_ARGS \
+    timeout -k 5 $((PEER_BUDGET + 20)) python3 "$ROOT/bench/gpu/train_peer.py" --data "$DATA" $PEER_ARGS \
       --workers $PEER_WORKERS --batch $BATCH --warmup $WARMUP --steps "${BT_GPU_PEER_STEPS:-$((STEPS - WARMUP))}" \
       --budget_s $PEER_BUDGET --out "$R/peer_train.jsonl" >"$R/logs/python_peer.log" 2>&1 &
     PEER_PID=$!
@@ -294,7 +294,7 @@ peer_step() {
   local pb=$(($(left) - 40))
   ((pb > $4)) && pb=$4
   ((pb < 20)) && return 0
-  step "$1" $((pb + 20)) "python3 '$ROOT/bench/gpu/peer_train.py' --data '$2' $PEER_ARGS --workers $3 \
+  step "$1" $((pb + 20)) "python3 '$ROOT/bench/gpu/train_peer.py' --data '$2' $PEER_ARGS --workers $3 \
     --batch $BATCH --warmup $WARMUP --steps $((STEPS - WARMUP)) --budget_s $pb --out '$R/$1.jsonl'"
   peer_summary "$R/$1.jsonl"
   [ -f "$R/$1.jsonl" ] && sed "s/^{/{\"run\": \"$5\", /" "$R/$1.jsonl" >>"$OUT/peer_train.jsonl"
@@ -379,7 +379,7 @@ fi
 
 # ---- issue 27's memory modes: plain, --gradient_checkpointing, exact accumulation 2 x half batch (and plain again)
 if ((HAVE_BT)) && want memory_modes; then
-  step memory_modes 150 "bash '$ROOT/bench/gpu/memory_modes.sh' '$BT' '$DATA' '$R/memory_modes' $DEV $PRESET $BATCH \
+  step memory_modes 150 "bash '$ROOT/bench/gpu/memory_modes_bench.sh' '$BT' '$DATA' '$R/memory_modes' $DEV $PRESET $BATCH \
     $((WARMUP + 8)) $BF16 --dropout 0"
   grep -h "^memory_modes" "$R/logs/memory_modes.log" | sed 's/^/  /' | tee -a "$SUMMARY"
 fi

@@ -2,9 +2,9 @@
 # Downloads (here, on a Debian 12 machine with apt) the .deb files of bridgetune's build dependencies into
 # .gpu_deps/, for a machine that has neither network nor a package manager (the borrowed GPU machine).
 # There, bench/gpu/setup_deps.sh unpacks them into a prefix (never into /) and points pkg-config and CMake at
-# it; bench/gpu_check.sh does that by itself. Two steps:
-#     bash scripts/gpu/fetch_deps.sh                                   # here: fills .gpu_deps/ (git-ignored)
-#     run(carry=[".gpu_deps"], command="bash bench/gpu_check.sh")      # there, with the device tool
+# it; bench/gpu/gpu_check.sh does that by itself. Two steps:
+#     bash bench/gpu/fetch_deps.sh                                   # here: fills .gpu_deps/ (git-ignored)
+#     run(carry=[".gpu_deps"], command="bash bench/gpu/gpu_check.sh")      # there, with the device tool
 #
 # What is bundled: the -dev packages of every find_package/pkg_check_modules of CMakeLists.txt and
 # bench/CMakeLists.txt, the runtime libraries they link (with libarchive's whole runtime closure, libxml2 and

@@ -4,7 +4,7 @@ same model, interleaved, medians. The peer is bench/python/hf_encode_peer.py (to
 half of BridgeTowerForContrastiveLearning's forward), run with transformers on --hf_pythonpath (made by
 ../shared/reference/setup_hf_reference.sh; never part of the README's commands or CI).
 
-    /usr/bin/python3 bench/python/encode_vs_hf.py --hf_pythonpath P [--preset base] [--image_size 288]
+    /usr/bin/python3 bench/python/encode_hf_bench.py --hf_pythonpath P [--preset base] [--image_size 288]
         [--images 64] [--batch 16] [--workers 2] [--repeats 3] [--precision fp32,bf16] [--workdir /tmp/bt_encode_bench]
 
 What each side counts: bridgetune's clock covers its loader, the image forward and the captions' text forward

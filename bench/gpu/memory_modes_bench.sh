@@ -2,8 +2,8 @@
 # The memory modes of issue 27 on the device: the same training run plain, with --gradient_checkpointing, and as
 # exact contrastive accumulation (2 micro-batches of half the batch): samples/s from train_results.json, the
 # device's peak memory in use (nvidia-smi polled every 0.1 s; CPU runs: the process's peak RSS), the first
-# logged loss (exact accumulation must log the full batch's). Called by bench/gpu_check.sh (step memory_modes).
-# Usage: memory_modes.sh BRIDGETUNE DATA OUT_DIR DEVICE PRESET BATCH STEPS [extra train flags...]
+# logged loss (exact accumulation must log the full batch's). Called by bench/gpu/gpu_check.sh (step memory_modes).
+# Usage: memory_modes_bench.sh BRIDGETUNE DATA OUT_DIR DEVICE PRESET BATCH STEPS [extra train flags...]
 # OUT_DIR gets the logs only: the runs' output folders (a final model each: 3.5 GB for the large preset) live in a
 # scratch folder removed after each run, so the GPU check's results archive stays small (the first device run of
 # this script packed four large models and ran out of time).

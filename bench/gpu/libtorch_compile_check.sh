@@ -5,7 +5,7 @@
 # unstable's libtorch-dev .deb (headers only, nothing installed) and runs `g++ -fsyntax-only` with the flags of
 # an existing build's compile_commands.json.
 #
-#     bash scripts/gpu/compile_check_libtorch.sh [BUILD_DIR]     # default: build (configured by `make build`)
+#     bash bench/gpu/libtorch_compile_check.sh [BUILD_DIR]     # default: build (configured by `make build`)
 #
 # Knobs: BT_LIBTORCH_DEB_URL (the .deb; default: unstable's current libtorch-dev, found in its Packages index),
 # BT_CHECK_JOBS (nproc), BT_CHECK_FILTER (a grep -E on the source paths). Prints one line per failing file

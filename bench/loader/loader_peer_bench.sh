@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Loader vs the Python peer and vs the libjpeg-turbo decode limit, side by side in one run.
 #
-#   bench/loader/compare_peer.sh [BUILD_DIR=build] [DATA_DIR=/tmp/bt-cartoons] [REPEATS=3] [SAMPLES=1024]
+#   bench/loader/loader_peer_bench.sh [BUILD_DIR=build] [DATA_DIR=/tmp/bt-cartoons] [REPEATS=3] [SAMPLES=1024]
 #
 # Generates DATA_DIR with `bridgetune synth` (2000 rows, seed 0) when missing, then per repetition runs, in
 # this order (ABAB...): the peer (torch DataLoader + PIL, 2 workers, both collates, the better one counts),

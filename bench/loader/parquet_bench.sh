@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Parquet vs loose files through the whole loader (issue 6: parquet must cost <= 5 % throughput).
 #
-#   bench/loader/compare_parquet.sh [BUILD_DIR=build] [DATA_DIR=/tmp/bt-cartoons] [PARQUET=/tmp/pqbench/train-0.parquet]
+#   bench/loader/parquet_bench.sh [BUILD_DIR=build] [DATA_DIR=/tmp/bt-cartoons] [PARQUET=/tmp/pqbench/train-0.parquet]
 #                                   [REPEATS=3] [SAMPLES=1024] [extra bench-loader flags for the parquet runs...]
 #
 # Makes DATA_DIR with `bridgetune synth` (2000 rows, seed 0) and PARQUET from it with folder_to_parquet.mjs

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""peer_train.py prints JSON lines whatever the GPU machine's Python lacks (ctest bench.gpu_peer_*).
+"""train_peer.py prints JSON lines whatever the GPU machine's Python lacks (ctest bench.gpu_peer_*).
 
 Each case runs the peer in a fresh interpreter with some modules made unimportable (None in sys.modules, as an
 absent package behaves), on a few generated JPEGs, CPU, tiny preset, and checks every stdout line is JSON with
 the fields the GPU check reads. The PIL-only transform is also compared with torchvision's where it exists.
-  /usr/bin/python3 bench/gpu/peer_train_test.py
+  /usr/bin/python3 bench/gpu/train_peer_test.py
 """
 import json
 import os
@@ -14,7 +14,7 @@ import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PEER = os.path.join(HERE, "peer_train.py")
+PEER = os.path.join(HERE, "train_peer.py")
 
 
 def make_data(root, n=6):
@@ -29,7 +29,7 @@ def make_data(root, n=6):
 
 
 def run_peer(blocked, args):
-    """Runs peer_train.py's main with `blocked` modules unimportable; -> (exit status, [parsed stdout lines])."""
+    """Runs train_peer.py's main with `blocked` modules unimportable; -> (exit status, [parsed stdout lines])."""
     boot = ("import runpy, sys\n"
             f"for m in {list(blocked)!r}: sys.modules[m] = None\n"
             f"sys.path.insert(0, {HERE!r})\n"
@@ -102,13 +102,13 @@ class PilTransformMatchesTorchvision(unittest.TestCase):
         except ImportError:
             self.skipTest("torchvision not installed")
         sys.path.insert(0, HERE)
-        import peer_train
+        import train_peer
         from PIL import Image, ImageDraw
         for w, h in [(97, 64), (64, 131), (80, 80)]:
             im = Image.new("RGB", (w, h), (200, 180, 10))
             ImageDraw.Draw(im).line((0, 0, w, h), fill=(0, 40, 250), width=5)
-            ref, _ = peer_train.make_transform(48, "pil")
-            got = peer_train.PilTransform(48)(im)
+            ref, _ = train_peer.make_transform(48, "pil")
+            got = train_peer.PilTransform(48)(im)
             want = ref(im)
             self.assertEqual(tuple(got.shape), (3, 48, 48))
             self.assertLess(float((got - want).abs().max()), 1e-5, (w, h))

@@ -2,7 +2,7 @@
 """bridgetune's training step vs HF transformers' on the CPU (issue 30's step goal): forward + backward of
 BridgeTowerForContrastiveLearning, same shapes, same libtorch, interleaved, medians.
 
-    /usr/bin/python3 bench/model/step_vs_hf.py --hf_pythonpath P [--presets small,base] [--precision fp32,bf16]
+    /usr/bin/python3 bench/model/step_hf_bench.py --hf_pythonpath P [--presets small,base] [--precision fp32,bf16]
         [--batch 8] [--text_len 40] [--steps 3] [--repeats 3] [--threads 2] [--ours now,no_reuse,torch_gemm]
         [--peer_blas_threads 1,2] [--peer_malloc default,reuse]
 

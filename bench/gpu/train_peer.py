@@ -28,8 +28,8 @@ process start) is skipped and a run that fails is recorded, both as lines with s
 per run on stdout and in --out (rewritten after every run, so a kill keeps what finished). Exit status 1 if any
 run failed. --loader_only times the DataLoader alone (no model, no transformers import).
 
-  python3 bench/gpu/peer_train.py --data DIR --workers 0 1 2 8 --out peer.jsonl
-  python3 bench/gpu/peer_train.py --data DIR --device cpu --preset tiny --batch 4 --workers 0 2 --warmup 1 --steps 2
+  python3 bench/gpu/train_peer.py --data DIR --workers 0 1 2 8 --out peer.jsonl
+  python3 bench/gpu/train_peer.py --data DIR --device cpu --preset tiny --batch 4 --workers 0 2 --warmup 1 --steps 2
 """
 import time
 
