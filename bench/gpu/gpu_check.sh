@@ -247,7 +247,7 @@ elif [ "${BT_GPU_SKIP_FULL:-0}" != 1 ]; then
 fi
 if ((FULL == 0)); then
   BT_TARGETS=bridgetune
-  [ "${BT_GPU_TORCH_TESTS:-0}" = 1 ] && BT_TARGETS="bridgetune test_model test_train_torch"
+  [ "${BT_GPU_TORCH_TESTS:-0}" = 1 ] && BT_TARGETS="bridgetune test_model test_kernels test_train_torch"
   step build_bt 300 "nice -n 10 cmake --build '$B' -j $JOBS --target $BT_TARGETS $([ -n "$GEN" ] && echo "-- -k 0")"
 fi
 HAVE_BT=0
@@ -315,7 +315,7 @@ existing_targets() {
   echo "${out[*]}"
 }
 if ((FULL == 0)); then
-  TARGETS=$(existing_targets "$B" test_cuda_gpu test_cuda_ref bench_cuda_resize test_cuda_golden \
+  TARGETS=$(existing_targets "$B" test_cuda_gpu test_kernels_gpu test_cuda_ref bench_cuda_resize test_cuda_golden \
     bench_gpu_pipeline bench_loader_gpu test_feed_gpu_media test_loader_decoded)
   if [ -n "$TARGETS" ]; then
     step build_cuda 150 "cmake --build '$B' -j $JOBS --target $TARGETS"
@@ -325,7 +325,7 @@ fi
 if ((CUDA_OK != 0)) && [ -n "${CUDACXX:-}" ]; then
   CUDA_B=$ROOT/build-gpu-notorch
   step build_cuda_notorch 200 "cmake -S '$ROOT' -B '$CUDA_B' $GEN -DCMAKE_BUILD_TYPE=Release -DBT_WITH_TORCH=OFF \
-    -DBT_CUDA=ON $DEPS_ARGS && cmake --build '$CUDA_B' -j $JOBS --target test_cuda_gpu test_cuda_ref \
+    -DBT_CUDA=ON $DEPS_ARGS && cmake --build '$CUDA_B' -j $JOBS --target test_cuda_gpu test_kernels_gpu test_cuda_ref \
     test_cuda_golden test_loader_decoded bench_cuda_resize bench_gpu_pipeline bench_loader_gpu"
   CUDA_OK=$?
   if ((CUDA_OK != 0)); then  # last resort: nvcc straight, no CMake/GTest (the bench checks bit-exactness itself)
@@ -351,13 +351,13 @@ run_gtests() {  # BUILD FILTER EXE...: each found executable with --gtest_filter
 export -f run_gtests
 export R
 if [ -x "$CUDA_B/tests/cuda/test_cuda_gpu" ] && want parity_tests; then
-  step parity_tests 90 "run_gtests '$CUDA_B' '*' test_cuda_gpu test_cuda_ref test_cuda_golden \
+  step parity_tests 90 "run_gtests '$CUDA_B' '*' test_cuda_gpu test_kernels_gpu test_cuda_ref test_cuda_golden \
     test_feed_gpu_media test_loader_decoded"
   grep -E "^==|tests? ran|PASSED|FAILED|SKIPPED|missing|^nvjpeg " "$R/logs/parity_tests.log" | head -40 | sed 's/^/  /' | tee -a "$SUMMARY"
 fi
 # The libtorch tests' CUDA cases (fused AdamW vs _foreach_, QuickGELU kernel vs composite, device/bf16 paths).
 if ((FULL == 0)) && [ "${BT_GPU_TORCH_TESTS:-0}" = 1 ] && want torch_cuda_tests; then
-  step torch_cuda_tests 120 "run_gtests '$B' '*Cuda*:*CUDA*:*Fused*:*Gpu*:*GPU*:QuickGelu.*:AdamW.*' test_model test_train_torch"
+  step torch_cuda_tests 120 "run_gtests '$B' '*Cuda*:*CUDA*:*Fused*:*Gpu*:*GPU*:QuickGelu.*:AdamW.*' test_model test_kernels test_train_torch"
   grep -E "^==|tests? ran|PASSED|FAILED|SKIPPED|missing" "$R/logs/torch_cuda_tests.log" | head -30 | sed 's/^/  /' | tee -a "$SUMMARY"
 fi
 BENCH=$CUDA_B/bench/cuda/bench_cuda_resize

@@ -1,7 +1,7 @@
 // bench_attention_probs [batch=8] [heads=4] [rows=325] [keys=325] [dropout=0.1] [mask=0|1] [rounds=15] [threads=0]
 //                       [forward]
 // Forward + backward (forward: the forward alone, without autograd) of the attention weights dropout(softmax(q k^T / 8 + mask)) for bf16 q, k [B, H, L|S, 64]
-// (default: the small preset's image self-attention at batch 8), the fused path (model/attention_probs.h) against
+// (default: the small preset's image self-attention at batch 8), the fused path (kernels/attention_probs/attention_probs.h) against
 // the composite ops, interleaved round by round; prints each side's median ms and the ratio. The q k^T products
 // are in both sides' times.
 #include <chrono>
@@ -11,11 +11,11 @@
 #include <string>
 
 #include "interleaved.h"
+#include "kernels/attention_probs/attention_probs.h"
 #include "model/api.h"
-#include "model/attention_probs.h"
 #include "model/runtime.h"
 
-using namespace bt::model;
+using namespace bt::kernels;
 
 int main(int argc, char** argv) {
   auto arg = [&](int i, int64_t d) { return argc > i ? std::atoll(argv[i]) : d; };

@@ -20,11 +20,12 @@
 #include <optional>
 
 #include "common/process_memory.h"
+#include "kernels/autocast.h"
 #include "model/api.h"
-#include "model/autocast.h"
 #include "model/bridgetower.h"
 #include "model/runtime.h"
 
+using namespace bt::kernels;  // AutocastScope
 using namespace bt::model;
 
 static double cpu_seconds() {

@@ -1,6 +1,6 @@
 // bench_quick_gelu [rows=884] [cols=4096] [rounds=15] [threads=0] [dtype=float|bf16]
 // Forward + backward of QuickGELU on a [rows, cols] activation (default: 2 images x 442 tokens x 4096, one
-// large-preset vision MLP), the fused autograd function (model/quick_gelu.h) against the composite
+// large-preset vision MLP), the fused autograd function (kernels/quick_gelu/quick_gelu.h) against the composite
 // x * sigmoid(1.702 x) under autograd, interleaved round by round; prints each side's median ms and the ratio.
 #include <chrono>
 #include <cstdio>
@@ -8,11 +8,11 @@
 #include <string>
 
 #include "interleaved.h"
+#include "kernels/quick_gelu/quick_gelu.h"
 #include "model/api.h"
 #include "model/runtime.h"
-#include "model/quick_gelu.h"
 
-using namespace bt::model;
+using namespace bt::kernels;
 
 int main(int argc, char** argv) {
   const int64_t rows = argc > 1 ? std::atoll(argv[1]) : 884, cols = argc > 2 ? std::atoll(argv[2]) : 4096;

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """GEMM throughput on this CPU: libtorch's float32 path (OpenBLAS under Debian's libtorch) vs oneDNN's dnnl_sgemm
-(libdnnl.so.2, which that libtorch links; what src/model/cpu_gemm.cpp calls), and torch's bf16 mm (what autocast
-runs) vs oneDNN's dnnl_gemm_bf16bf16f32 (what cpu_gemm.cpp runs under bf16 autocast), on the Linear shapes of the
+(libdnnl.so.2, which that libtorch links; what src/kernels/gemm/gemm.cpp calls), and torch's bf16 mm (what autocast
+runs) vs oneDNN's dnnl_gemm_bf16bf16f32 (what src/kernels/gemm/gemm.cpp runs under bf16 autocast), on the Linear shapes of the
 base preset (PRESET=small: the small preset's) at 288 px, batch 8. One process per thread setting:
 
     OPENBLAS_NUM_THREADS=1 TT=2 /usr/bin/python3 bench/model/gemm_bench.py   # torch threads 2, OpenBLAS pinned
@@ -26,7 +26,7 @@ gemm_bf16 = ctypes.CDLL("libdnnl.so.2").dnnl_gemm_bf16bf16f32  # the same on bf1
 gemm_bf16.argtypes = sgemm.argtypes
 
 
-def dnnl_linear_bf16(x, w, out):  # what src/model/cpu_gemm.cpp runs under bf16 autocast, before its rounding pass
+def dnnl_linear_bf16(x, w, out):  # what src/kernels/gemm/gemm.cpp runs under bf16 autocast, before its rounding pass
     m, k = x.shape
     n = w.shape[0]
     assert gemm_bf16(b"N", b"T", m, n, k, 1.0, x.data_ptr(), k, w.data_ptr(), k, 0.0, out.data_ptr(), n) == 0

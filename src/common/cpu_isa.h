@@ -1,7 +1,7 @@
 // What this CPU can run, decided once per process and capped by one switch. Every instruction-set-specific path
 // reads it here: the vector level of bridgetune's own kernels (common/cpu_dispatch.h's clones, Highway's media
 // loops), whether bf16 arithmetic is native (the bf16 hint, bench's labels, the bf16 GEMM's path) and, where the
-// cap lowers what the CPU has, libtorch's oneDNN use (model/cpu_gemm.cpp).
+// cap lowers what the CPU has, libtorch's oneDNN use (kernels/gemm/gemm.cpp).
 // The switch is oneDNN's own, ONEDNN_MAX_CPU_ISA, so one variable caps oneDNN's kernels and ours alike:
 //   SSE41, AVX        baseline x86-64 loops, bf16 emulated
 //   AVX2, AVX2_VNNI   x86-64-v3 (AVX2, FMA, BMI2), bf16 emulated

@@ -6,11 +6,11 @@
 //              head_dim % 8 == 0, <= 128, and a dropout that is a multiple of 1/16 (so HF's 0.1 in training is not)
 //   efficient  the memory-efficient kernel (xFormers'): CUDA sm50+, float/fp16/bf16, an additive mask from torch 2.1
 //   math       SDPA's composite reference (any device, any dtype)
-//   eager      bridgetune's own composite (model/attention_probs.h): libtorch 1.13 has no public SDPA, so there it
-//              is the only choice; on the CPU it keeps the custom dropout mask (model/dropout.h) bit for bit
+//   eager      bridgetune's own composite (kernels/attention_probs/attention_probs.h): libtorch 1.13 has no public SDPA, so there it
+//              is the only choice; on the CPU it keeps the custom dropout mask (kernels/dropout/dropout.h) bit for bit
 //   sdpa       SDPA with torch's own choice: the CPU on torch >= 2 (flash-CPU or math), as before this switch
 // Dropout: every SDPA backend draws its own mask (torch's Philox on CUDA), so CUDA runs with dropout > 0 are not
-// bit-identical to CPU runs (which use the hash mask of model/dropout.h); with --dropout 0 only rounding differs.
+// bit-identical to CPU runs (which use the hash mask of kernels/dropout/dropout.h); with --dropout 0 only rounding differs.
 // --attention_backend auto picks the fastest that accepts the inputs; an explicit choice the inputs rule out falls
 // back along auto's order, and the reason is kept (AttentionChoice::note) so the run can say so.
 #pragma once

@@ -2,8 +2,8 @@
 #include "model/bridgetower.h"
 
 #include "common/error.h"
+#include "kernels/cuda_ops.h"
 #include "model/contrastive_loss.h"
-#include "model/cuda_ops.h"
 #include "model/grad_checkpoint.h"
 
 namespace bt::model {
@@ -22,7 +22,7 @@ namespace F = torch::nn::functional;
 BridgeTowerModelImpl::BridgeTowerModelImpl(const BridgeTowerConfig& c, const torch::TensorOptions& o) try : cfg(c) {
   c.validate(c.source.empty() ? "config" : c.source);
   // The model's fused ops (QuickGELU) for CUDA tensors, whoever builds it: train, evaluate, forward, encode.
-  register_cuda_ops();
+  kernels::register_cuda_ops();
   const int64_t h = c.hidden_size;
   cross_modal_text_transform = register_module("cross_modal_text_transform", Linear(c.text.hidden_size, h, true, o));
   cross_modal_image_transform =

@@ -2,15 +2,15 @@
 
 #include <ATen/ATen.h>
 
-#include "model/autocast.h"
+#include "kernels/autocast.h"
 
 namespace bt::model {
 
 namespace {
 // Autocast off for its lifetime, then the caller's state again.
 struct AutocastPause {
-  AutocastState saved = AutocastState::current();
-  AutocastPause() { AutocastState{false, false, saved.cpu_dtype, saved.cuda_dtype}.apply(); }
+  kernels::AutocastState saved = kernels::AutocastState::current();
+  AutocastPause() { kernels::AutocastState{false, false, saved.cpu_dtype, saved.cuda_dtype}.apply(); }
   ~AutocastPause() { saved.apply(); }
 };
 }  // namespace

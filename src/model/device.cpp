@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <thread>
 
+#include "common/cpu_isa.h"
 #include "common/device_name.h"
 #include "common/error.h"
 #include "common/process_memory.h"
+#include "kernels/gemm/gemm.h"
 #include "model/api.h"
 
 #if defined(BT_TORCH_CUDA)
@@ -70,6 +72,21 @@ void reset_peak_memory(const torch::Device& device) {
 #if defined(BT_TORCH_CUDA)
   if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(device.has_index() ? device.index() : 0);
 #endif
+}
+
+// Here, not in kernels/gemm: the CLI reads it through the torch-free model/api.h.
+std::string cpu_bf16_note() {
+  const CpuIsa& isa = cpu_isa();
+  if (isa.bf16_native) return "";
+  const std::string why = isa.hardware_bf16 ? "ONEDNN_MAX_CPU_ISA=" + isa.cap + " caps this CPU's bf16"
+                                            : "this CPU has no AVX512_BF16 or AMX-BF16";
+  const std::string how = kernels::cpu_bf16_gemm_name() == "onednn_bf16"
+                              ? "oneDNN's AVX-512 emulation of its bf16 GEMM"
+                              : "bf16-rounded operands on float32 GEMMs";
+  // The cost: docs/PERFORMANCE.md, "bf16 on a CPU without bf16" (small preset under ONEDNN_MAX_CPU_ISA=AVX2).
+  return "note: bf16 is emulated here (" + why + "): " + how +
+         " give native bf16's numerics at float32's speed at best (small preset: 1.0x float32's step time), so "
+         "--bf16 saves no time on this CPU";
 }
 
 }  // namespace bt::model

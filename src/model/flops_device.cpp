@@ -6,8 +6,8 @@
 #include <mutex>
 
 #include "common/error.h"
-#include "model/autocast.h"
-#include "model/cpu_gemm.h"
+#include "kernels/autocast.h"
+#include "kernels/gemm/gemm.h"
 
 #if defined(BT_TORCH_CUDA)
 #include <ATen/cuda/CUDAContext.h>
@@ -17,16 +17,16 @@ namespace bt::model {
 
 namespace {
 
-// FLOP/s of an n^3 product through model::linear in this precision (bf16: under CPU autocast, as training runs it).
+// FLOP/s of an n^3 product through kernels::linear in this precision (bf16: under CPU autocast, as training runs it).
 double measure_cpu_gemm(bool bf16) {
   constexpr int64_t n = 1024;
   torch::NoGradGuard no_grad;
   const torch::Tensor x = torch::randn({n, n}), w = torch::randn({n, n});
-  AutocastScope autocast(bf16, torch::kCPU);
+  kernels::AutocastScope autocast(bf16, torch::kCPU);
   double best = std::numeric_limits<double>::infinity();
   for (int i = 0; i < 4; ++i) {  // the first is a warm-up (oneDNN's kernel selection, first-touch pages)
     const auto t0 = std::chrono::steady_clock::now();
-    const torch::Tensor y = model::linear(x, w, torch::Tensor());
+    const torch::Tensor y = kernels::linear(x, w, torch::Tensor());
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (i > 0) best = std::min(best, s);
   }
@@ -41,8 +41,10 @@ PeakFlops cpu_peak(MatmulPrecision p) {
   PeakFlops& c = cached[bf16 ? 1 : 0];
   if (c.flops_per_s == 0) {
     c.flops_per_s = measure_cpu_gemm(bf16);
-    c.source = str("measured: this CPU's ", bf16 ? "bf16" : "fp32", " GEMM (", bf16 ? cpu_bf16_gemm_name() : cpu_gemm_name(),
-                   ", 1024^3 through model::linear, best of 3, ", torch::get_num_threads(), " threads): ",
+    // The words runs have always reported ("kernels::linear": the kernel's name before it moved to src/kernels).
+    c.source = str("measured: this CPU's ", bf16 ? "bf16" : "fp32", " GEMM (",
+                   bf16 ? kernels::cpu_bf16_gemm_name() : kernels::cpu_gemm_name(),
+                   ", 1024^3 through kernels::linear, best of 3, ", torch::get_num_threads(), " threads): ",
                    int(c.flops_per_s / 1e9), " GFLOP/s");
   }
   return c;

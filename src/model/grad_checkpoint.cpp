@@ -1,6 +1,6 @@
 #include "model/grad_checkpoint.h"
 
-#include "model/autocast.h"
+#include "kernels/autocast.h"
 #include "model/rng_state.h"
 
 namespace bt::model {
@@ -17,7 +17,7 @@ RngState rng_of(const Tensors& inputs) {
 struct Saved : torch::CustomClassHolder {
   Segment fn;
   RngState rng;
-  AutocastState autocast;  // the forward's, re-applied while backward recomputes (on autograd's threads)
+  kernels::AutocastState autocast;  // the forward's, re-applied while backward recomputes (on autograd's threads)
 };
 
 struct CheckpointFunction : torch::autograd::Function<CheckpointFunction> {
@@ -27,7 +27,7 @@ struct CheckpointFunction : torch::autograd::Function<CheckpointFunction> {
                                                 at::TensorList input_list) {
     const Tensors inputs = input_list.vec();
     saved->rng = rng_of(inputs);
-    saved->autocast = AutocastState::current();
+    saved->autocast = kernels::AutocastState::current();
     ctx->save_for_backward(inputs);
     ctx->saved_data["segment"] = c10::IValue::make_capsule(saved);
     return saved->fn(inputs);  // a custom function's forward runs without autograd: nothing is kept
@@ -40,7 +40,7 @@ struct CheckpointFunction : torch::autograd::Function<CheckpointFunction> {
     for (const auto& t : ctx->get_saved_variables())
       inputs.push_back(t.defined() ? t.detach().requires_grad_(t.requires_grad()) : t);
     const RngState rng_after = rng_of(inputs);
-    const AutocastState autocast_after = AutocastState::current();
+    const kernels::AutocastState autocast_after = kernels::AutocastState::current();
     saved->rng.restore();
     saved->autocast.apply();
     Tensors outputs;

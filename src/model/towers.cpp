@@ -5,12 +5,12 @@
 #include <limits>
 
 #include "common/error.h"
-#include "model/modules.h"
-#include "model/attention_probs.h"
+#include "kernels/attention_probs/attention_probs.h"
+#include "kernels/dropout/dropout.h"
+#include "kernels/gemm/gemm.h"
+#include "kernels/quick_gelu/quick_gelu.h"
 #include "model/attention_select.h"
-#include "model/cpu_gemm.h"
-#include "model/dropout.h"
-#include "model/quick_gelu.h"
+#include "model/modules.h"
 
 namespace bt::model {
 
@@ -30,10 +30,10 @@ LinearImpl::LinearImpl(int64_t in, int64_t out, bool has_bias, const torch::Tens
   if (has_bias) bias = register_parameter("bias", torch::empty({out}, o));
 }
 Tensor LinearImpl::forward(const Tensor& x) {
-  Tensor y = model::linear(x, weight, bias);
+  Tensor y = kernels::linear(x, weight, bias);
   if (!lora_A.defined()) return y;
   const Tensor in = lora_dropout > 0 && is_training() ? torch::dropout(x, lora_dropout, true) : x;
-  return y + model::linear(model::linear(in, lora_A, {}), lora_B, {}) * lora_scaling;
+  return y + kernels::linear(kernels::linear(in, lora_A, {}), lora_B, {}) * lora_scaling;
 }
 
 LayerNormImpl::LayerNormImpl(int64_t n, double eps_, const torch::TensorOptions& o) : eps(eps_) {
@@ -52,7 +52,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
   // (flash, cuDNN, memory-efficient, math, or torch's own on the CPU); undefined when it picks eager, and always
   // on libtorch 1.13, which has no public fused kernel: then the same math as HF's eager attention.
   if (Tensor out = sdpa_attention(q, k, v, mask, dropout, train); out.defined()) return out;
-  return batched_matmul(attention_weights(q, k, mask, dropout, train), v, /*transpose_b=*/false);
+  return kernels::batched_matmul(kernels::attention_weights(q, k, mask, dropout, train), v, /*transpose_b=*/false);
 }
 
 Tensor extended_attention_mask(const Tensor& mask01, torch::ScalarType dtype) {
@@ -84,11 +84,11 @@ ResidualAttentionImpl::ResidualAttentionImpl(const VisionConfig& c, const torch:
 }
 
 Tensor ResidualAttentionImpl::forward(const Tensor& x) {
-  auto qkv = model::linear(ln_1(x), in_proj_weight, in_proj_bias).chunk(3, -1);
+  auto qkv = kernels::linear(ln_1(x), in_proj_weight, in_proj_bias).chunk(3, -1);
   auto a = attention(split_heads(qkv[0], heads), split_heads(qkv[1], heads), split_heads(qkv[2], heads), {}, 0.0,
                      false);
   auto residual = x + out_proj(merge_heads(a));
-  return residual + c_proj(quick_gelu(c_fc(ln_2(residual))));
+  return residual + c_proj(kernels::quick_gelu(c_fc(ln_2(residual))));
 }
 
 VisionTransformerImpl::VisionTransformerImpl(const VisionConfig& c, const torch::TensorOptions& o) : cfg(c) {
@@ -119,7 +119,7 @@ Tensor VisionTransformerImpl::embed(const Tensor& pixel_values) {
       pixel_values.size(3) != cfg.image_size)
     bt::fail("pixel_values has shape ", shape_str(pixel_values.sizes()), ", the model expects [B, ", cfg.num_channels, ", ",
              cfg.image_size, ", ", cfg.image_size, "]");
-  auto p = patch_embedding(pixel_values.to(patch_weight.scalar_type()), patch_weight, cfg.patch_size);
+  auto p = kernels::patch_embedding(pixel_values.to(patch_weight.scalar_type()), patch_weight, cfg.patch_size);
   p = p.flatten(2).transpose(1, 2);  // [B, patches, H]
   auto cls = class_embedding.view({1, 1, -1}).expand({p.size(0), 1, -1}).to(p.scalar_type());
   auto e = torch::cat({cls, p}, 1) + position_embedding->weight.unsqueeze(0);
@@ -147,7 +147,7 @@ Tensor TextEmbeddingsImpl::forward(const Tensor& ids) {
   auto tt = torch::zeros_like(ids);
   auto e = word_embeddings(ids) + token_type_embeddings(tt) + position_embeddings(pos);
   e = LayerNorm_(e);
-  return model::dropout(e, cfg.hidden_dropout_prob, is_training());
+  return kernels::dropout(e, cfg.hidden_dropout_prob, is_training());
 }
 
 AttentionImpl::AttentionImpl(const TextConfig& c, const torch::TensorOptions& o)
@@ -173,7 +173,7 @@ Tensor AttentionImpl::forward(const Tensor& x, const Tensor& mask, const Tensor&
   const Tensor& src = enc.defined() ? enc : x;
   auto ctx = attention(split_heads(query(x), heads), split_heads(key(src), heads), split_heads(value(src), heads),
                        enc.defined() ? enc_mask : mask, attn_dropout, is_training());
-  auto h = model::dropout(dense(merge_heads(ctx)), hidden_dropout, is_training());
+  auto h = kernels::dropout(dense(merge_heads(ctx)), hidden_dropout, is_training());
   return LayerNorm_(h + x);
 }
 
@@ -189,7 +189,7 @@ FeedForward::FeedForward(const TextConfig& c, const torch::TensorOptions& o, tor
 }
 
 Tensor FeedForward::forward(const Tensor& x) {
-  auto h = model::dropout(out(torch::gelu(inter(x))), hidden_dropout, owner->is_training());
+  auto h = kernels::dropout(out(torch::gelu(inter(x))), hidden_dropout, owner->is_training());
   return LayerNorm_(h + x);
 }
 

@@ -7,46 +7,46 @@
 #include <filesystem>
 #include <set>
 
+#include "checkpoint/safetensors.h"
+#include "checkpoint/torch_zip.h"
 #include "common/error.h"
 #include "common/terminal.h"
 #include "model/bridgetower.h"
 #include "model/lora.h"
 #include "model/preprocessor.h"
-#include "model/safetensors.h"
-#include "model/torch_zip.h"
 
 namespace bt::model {
 
 namespace {
 
-torch::ScalarType to_torch(st::DType d) {
+torch::ScalarType to_torch(checkpoint::DType d) {
   switch (d) {
-    case st::DType::F64: return torch::kDouble;
-    case st::DType::F32: return torch::kFloat;
-    case st::DType::F16: return torch::kHalf;
-    case st::DType::BF16: return torch::kBFloat16;
-    case st::DType::I64: return torch::kLong;
-    case st::DType::I32: return torch::kInt;
-    case st::DType::I16: return torch::kShort;
-    case st::DType::I8: return torch::kChar;
-    case st::DType::U8: return torch::kByte;
-    case st::DType::BOOL: return torch::kBool;
+    case checkpoint::DType::F64: return torch::kDouble;
+    case checkpoint::DType::F32: return torch::kFloat;
+    case checkpoint::DType::F16: return torch::kHalf;
+    case checkpoint::DType::BF16: return torch::kBFloat16;
+    case checkpoint::DType::I64: return torch::kLong;
+    case checkpoint::DType::I32: return torch::kInt;
+    case checkpoint::DType::I16: return torch::kShort;
+    case checkpoint::DType::I8: return torch::kChar;
+    case checkpoint::DType::U8: return torch::kByte;
+    case checkpoint::DType::BOOL: return torch::kBool;
   }
   return torch::kFloat;
 }
 
-st::DType from_torch(torch::ScalarType t) {
+checkpoint::DType from_torch(torch::ScalarType t) {
   switch (t) {
-    case torch::kDouble: return st::DType::F64;
-    case torch::kFloat: return st::DType::F32;
-    case torch::kHalf: return st::DType::F16;
-    case torch::kBFloat16: return st::DType::BF16;
-    case torch::kLong: return st::DType::I64;
-    case torch::kInt: return st::DType::I32;
-    case torch::kShort: return st::DType::I16;
-    case torch::kChar: return st::DType::I8;
-    case torch::kByte: return st::DType::U8;
-    case torch::kBool: return st::DType::BOOL;
+    case torch::kDouble: return checkpoint::DType::F64;
+    case torch::kFloat: return checkpoint::DType::F32;
+    case torch::kHalf: return checkpoint::DType::F16;
+    case torch::kBFloat16: return checkpoint::DType::BF16;
+    case torch::kLong: return checkpoint::DType::I64;
+    case torch::kInt: return checkpoint::DType::I32;
+    case torch::kShort: return checkpoint::DType::I16;
+    case torch::kChar: return checkpoint::DType::I8;
+    case torch::kByte: return checkpoint::DType::U8;
+    case torch::kBool: return checkpoint::DType::BOOL;
     default: bt::fail("cannot store tensors of dtype ", c10::toString(t), " in safetensors");
   }
 }
@@ -109,12 +109,12 @@ namespace {
 // One checkpoint tensor wherever it lives: a strided view (in elements) of a mapped storage.
 struct Source {
   std::string file;
-  st::DType dtype = st::DType::F32;
+  checkpoint::DType dtype = checkpoint::DType::F32;
   std::vector<int64_t> shape, strides;
   int64_t offset = 0;
   const uint8_t* base = nullptr;
   uint64_t nbytes = 0;
-  const ptbin::TorchCheckpoint* torch_file = nullptr;  // set for pytorch_model.bin storages
+  const checkpoint::TorchCheckpoint* torch_file = nullptr;  // set for pytorch_model.bin storages
   size_t storage_id = 0;
 };
 
@@ -127,18 +127,18 @@ std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape) {
 // The files of a checkpoint folder, in Hugging Face's order of preference (safetensors first), and the
 // tensors they hold by name.
 struct CheckpointFiles {
-  std::vector<st::SafeTensors> st_files;
-  std::deque<ptbin::TorchCheckpoint> pt_files;  // a deque: Sources keep pointers into it
+  std::vector<checkpoint::SafeTensors> st_files;
+  std::deque<checkpoint::TorchCheckpoint> pt_files;  // a deque: Sources keep pointers into it
   std::map<std::string, Source> tensors;
 };
 
 void add_file(CheckpointFiles& c, const std::string& path) {
   if (path.size() >= 12 && path.compare(path.size() - 12, 12, ".safetensors") == 0) {
-    c.st_files.push_back(st::SafeTensors::open(path));
+    c.st_files.push_back(checkpoint::SafeTensors::open(path));
     for (const auto& t : c.st_files.back().tensors())
       c.tensors[t.name] = {path, t.dtype, t.shape, contiguous_strides(t.shape), 0, t.data, t.nbytes};
   } else {
-    c.pt_files.push_back(ptbin::TorchCheckpoint::open(path));
+    c.pt_files.push_back(checkpoint::TorchCheckpoint::open(path));
     for (const auto& t : c.pt_files.back().tensors())
       c.tensors[t.rec.name] = {path, t.rec.dtype, t.rec.shape, t.rec.strides, t.rec.storage_offset, t.storage,
                                t.storage_bytes, &c.pt_files.back(), t.storage_id};
@@ -152,7 +152,7 @@ void open_checkpoint(CheckpointFiles& c, const std::string& dir) {
     if (fs::exists(single)) return add_file(c, single);
     if (fs::exists(index)) {
       std::set<std::string> shards;
-      for (const auto& [name, shard] : st::read_safetensors_index(index)) shards.insert(shard);
+      for (const auto& [name, shard] : checkpoint::read_safetensors_index(index)) shards.insert(shard);
       for (const auto& shard : shards) add_file(c, dir + "/" + shard);
       return;
     }
@@ -164,7 +164,7 @@ void open_checkpoint(CheckpointFiles& c, const std::string& dir) {
 // p <- s, converting the dtype, reading the mapping in place (no intermediate copy of the checkpoint).
 void copy_into(Tensor& p, const Source& s) {
   const auto opts = torch::TensorOptions().dtype(to_torch(s.dtype));
-  const size_t esz = st::dtype_size(s.dtype);
+  const size_t esz = checkpoint::dtype_size(s.dtype);
   const int64_t n = static_cast<int64_t>(s.nbytes / esz);
   Tensor storage;
   if (reinterpret_cast<uintptr_t>(s.base) % esz == 0) {
@@ -249,9 +249,9 @@ void PretrainedModel::load_weights(const std::string& dir, bool allow_missing_he
     if (c10::IntArrayRef(s.shape) != p.sizes())
       bt::fail(s.file, ": tensor '", it->first, "' has shape ", shape_str(s.shape), ", the model expects ",
                shape_str(p.sizes()));
-    if (!(s.dtype == st::DType::F32 || s.dtype == st::DType::F16 || s.dtype == st::DType::BF16 ||
-          s.dtype == st::DType::F64))
-      bt::fail(s.file, ": tensor '", it->first, "' has dtype ", st::dtype_name(s.dtype),
+    if (!(s.dtype == checkpoint::DType::F32 || s.dtype == checkpoint::DType::F16 || s.dtype == checkpoint::DType::BF16 ||
+          s.dtype == checkpoint::DType::F64))
+      bt::fail(s.file, ": tensor '", it->first, "' has dtype ", checkpoint::dtype_name(s.dtype),
                ", expected a floating-point type");
     used.insert(it->first);
     if (check_only) continue;
@@ -361,13 +361,13 @@ std::map<std::string, Tensor> load_tensors(const std::string& path) {
 
 void save_tensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors) {
   std::vector<Tensor> keep;
-  std::vector<st::TensorOut> outs;
+  std::vector<checkpoint::TensorOut> outs;
   for (const auto& [name, t] : tensors) {
     Tensor c = t.detach().to(torch::kCPU).contiguous();
     keep.push_back(c);
     outs.push_back({name, from_torch(c.scalar_type()), c.sizes().vec(), c.data_ptr(), c.nbytes()});
   }
-  st::write_safetensors(path, outs);
+  checkpoint::write_safetensors(path, outs);
 }
 
 }  // namespace bt::model

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "model/autocast.h"
+#include "kernels/autocast.h"
 
 TEST(ContrastiveLoss, LogitsStayFp32UnderBf16Autocast) {
   torch::manual_seed(3);
@@ -15,7 +15,7 @@ TEST(ContrastiveLoss, LogitsStayFp32UnderBf16Autocast) {
   const auto fp32 = bt::model::contrastive_ce(a, b, scale);
   at::Tensor under_autocast;
   {
-    bt::model::AutocastScope bf16(true, torch::kCPU);
+    bt::kernels::AutocastScope bf16(true, torch::kCPU);
     under_autocast = bt::model::contrastive_ce(a, b, scale);
     // What the loss would be with the matmul in bf16 (as autocast runs it): visibly different.
     const auto labels = torch::arange(8, torch::kLong);
@@ -24,7 +24,7 @@ TEST(ContrastiveLoss, LogitsStayFp32UnderBf16Autocast) {
   }
   EXPECT_EQ(under_autocast.scalar_type(), torch::kFloat);
   EXPECT_NEAR(under_autocast.item<float>(), fp32.item<float>(), 1e-6);
-  EXPECT_FALSE(bt::model::AutocastState::current().cpu) << "autocast is off again after the scope";
+  EXPECT_FALSE(bt::kernels::AutocastState::current().cpu) << "autocast is off again after the scope";
 }
 
 // Label smoothing e: each row's loss is (1 - e) * CE + e * mean over the row's classes of -log softmax (the closed

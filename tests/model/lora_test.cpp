@@ -7,10 +7,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "checkpoint/safetensors.h"
 #include "common/error.h"
 #include "fixture_dir.h"
 #include "model/lora.h"
-#include "model/safetensors.h"
 
 using namespace bt::model;
 namespace fs = std::filesystem;
@@ -124,9 +124,9 @@ TEST(Lora, MergedEqualsUnmergedAndAFolderReadsBackAsTheSameModel) {
   const std::string dir = temp_dir("folder");
   m->save_pretrained(dir);
   // PEFT's layout: the base weights without adapters, the adapters under PEFT's keys with their shapes.
-  auto base = bt::st::SafeTensors::open(dir + "/model.safetensors");
+  auto base = bt::checkpoint::SafeTensors::open(dir + "/model.safetensors");
   for (const auto& t : base.tensors()) EXPECT_FALSE(is_lora_parameter(t.name)) << t.name;
-  auto adapter = bt::st::SafeTensors::open(dir + "/adapter_model.safetensors");
+  auto adapter = bt::checkpoint::SafeTensors::open(dir + "/adapter_model.safetensors");
   const std::string q = "base_model.model.bridgetower.text_model.encoder.layer.0.attention.self.query";
   const auto* a = adapter.find(q + ".lora_A.weight");
   const auto* b = adapter.find(q + ".lora_B.weight");

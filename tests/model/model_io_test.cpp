@@ -7,10 +7,10 @@
 #include <limits>
 #include <fstream>
 
+#include "checkpoint/safetensors.h"
 #include "common/error.h"
 #include "fixture_dir.h"
 #include "model/bridgetower.h"
-#include "model/safetensors.h"
 
 using namespace bt::model;
 namespace fs = std::filesystem;
@@ -29,7 +29,7 @@ std::map<std::string, Tensor> inputs() { return load_tensors(std::string(BT_FIXT
 }  // namespace
 
 TEST(ModelIO, ParameterNamesEqualTheReferenceStateDict) {
-  auto f = bt::st::SafeTensors::open(std::string(BT_FIXTURE_DIR) + "/model.safetensors");
+  auto f = bt::checkpoint::SafeTensors::open(std::string(BT_FIXTURE_DIR) + "/model.safetensors");
   BridgeTowerForContrastiveLearning m(load_config(std::string(BT_FIXTURE_DIR) + "/config.json"));
   std::set<std::string> ours, theirs;
   for (auto& kv : m->named_parameters(true)) ours.insert(kv.key());
@@ -56,7 +56,7 @@ TEST(ModelIO, SaveReloadRoundTripGivesIdenticalOutputs) {
   auto cfg = load_config(dir + "/config.json");
   EXPECT_EQ(cfg.to_json(), m->config().to_json());
   EXPECT_EQ(cfg.text.vocab_size, 1000);
-  auto st = bt::st::SafeTensors::open(dir + "/model.safetensors");
+  auto st = bt::checkpoint::SafeTensors::open(dir + "/model.safetensors");
   EXPECT_EQ(st.metadata().at("format"), "pt");
   EXPECT_EQ(st.tensors().size(), 228u);  // 226 parameters + the two towers' position_ids buffers
   auto saved = load_tensors(dir + "/model.safetensors");

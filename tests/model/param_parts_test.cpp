@@ -5,17 +5,17 @@
 #include <cmath>
 #include <map>
 
+#include "checkpoint/safetensors.h"
 #include "fixture_dir.h"
 #include "model/config.h"
 #include "model/param_parts.h"
-#include "model/safetensors.h"
 
 namespace bt::model {
 namespace {
 
 TEST(ParamParts, EveryFixtureTensorHasThePartAndDepthOfItsName) {
   const BridgeTowerConfig c = load_config(std::string(BT_FIXTURE_DIR) + "/config.json");
-  const auto st = bt::st::SafeTensors::open(std::string(BT_FIXTURE_DIR) + "/model.safetensors");
+  const auto st = bt::checkpoint::SafeTensors::open(std::string(BT_FIXTURE_DIR) + "/model.safetensors");
   std::map<std::string, int> per_part;
   std::map<int, int> vision_layers, text_layers;
   for (const auto& t : st.tensors()) {

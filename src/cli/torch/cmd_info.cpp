@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "checkpoint/safetensors.h"
+#include "checkpoint/torch_zip.h"
 #include "cli/command.h"
 #include "cli/flag_table.h"
 #include "cli/hub_flags.h"
@@ -11,8 +13,6 @@
 #include "model/api.h"
 #include "model/config.h"
 #include "model/memory_budget.h"
-#include "model/safetensors.h"
-#include "model/torch_zip.h"
 
 namespace {
 
@@ -57,12 +57,12 @@ void run(InfoArgs a) {
               bt::bytes_str(infer.weights).c_str(), bt::bytes_str(train.total()).c_str(),
               bt::bytes_str(bt::machine_memory_bytes()).c_str());
   if (!a.model.empty() && std::filesystem::exists(a.model + "/model.safetensors")) {
-    auto f = bt::st::SafeTensors::open(a.model + "/model.safetensors");
+    auto f = bt::checkpoint::SafeTensors::open(a.model + "/model.safetensors");
     int64_t n = 0;
     for (const auto& t : f.tensors()) n += t.numel();
     std::printf("checkpoint: %zu tensors, %s values in model.safetensors\n", f.tensors().size(), grouped(n).c_str());
   } else if (!a.model.empty() && std::filesystem::exists(a.model + "/pytorch_model.bin")) {
-    auto f = bt::ptbin::TorchCheckpoint::open(a.model + "/pytorch_model.bin");
+    auto f = bt::checkpoint::TorchCheckpoint::open(a.model + "/pytorch_model.bin");
     int64_t n = 0;
     for (const auto& t : f.tensors()) {
       int64_t k = 1;

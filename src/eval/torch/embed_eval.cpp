@@ -7,8 +7,8 @@
 #include "common/error.h"
 #include "data/captions_dataset.h"
 #include "data/subset.h"
+#include "kernels/autocast.h"
 #include "model/api.h"
-#include "model/autocast.h"
 #include "source/source.h"
 
 namespace bt::eval {
@@ -63,7 +63,7 @@ torch::Tensor embed_images(model::BridgeTowerForContrastiveLearning& model, std:
     torch::Tensor pixels = torch::from_blob(b->pixels.data(), {B, 3, S, S}, torch::kFloat32).to(o.device);
     torch::Tensor e;
     {
-      model::AutocastScope ac(o.bf16, o.device);
+      kernels::AutocastScope ac(o.bf16, o.device);
       e = model->encode_image(pixels);
     }
     e = e.to(torch::kCPU, torch::kFloat32);
@@ -92,7 +92,7 @@ torch::Tensor embed_texts(model::BridgeTowerForContrastiveLearning& model, const
     auto enc = tok.encode_batch(chunk, o.max_seq_length, text::Padding::kLongest, 1);
     auto ids = torch::from_blob(enc.input_ids.data(), {enc.batch, enc.length}, torch::kInt64).to(o.device);
     auto mask = torch::from_blob(enc.attention_mask.data(), {enc.batch, enc.length}, torch::kInt64).to(o.device);
-    model::AutocastScope ac(o.bf16, o.device);
+    kernels::AutocastScope ac(o.bf16, o.device);
     parts.push_back(model->encode_text(ids, mask).to(torch::kCPU, torch::kFloat32));
     require_finite(parts.back(), "text");
   }
@@ -187,7 +187,7 @@ model::ContrastiveOutput forward_batch(model::BridgeTowerForContrastiveLearning&
   auto ids = torch::from_blob(enc.input_ids.data(), {enc.batch, enc.length}, torch::kInt64).to(o.device);
   auto mask = torch::from_blob(enc.attention_mask.data(), {enc.batch, enc.length}, torch::kInt64).to(o.device);
   auto pixels = torch::from_blob(const_cast<float*>(b.pixels.data()), {B, 3, S, S}, torch::kFloat32).to(o.device);
-  model::AutocastScope ac(o.bf16, o.device);
+  kernels::AutocastScope ac(o.bf16, o.device);
   return model->forward(pixels, ids, mask, with_loss);
 }
 

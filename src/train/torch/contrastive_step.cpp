@@ -10,7 +10,7 @@
 
 #include "common/error.h"
 #include "dist/gather.h"
-#include "model/autocast.h"
+#include "kernels/autocast.h"
 #include "model/contrastive_loss.h"
 #include "model/flops_device.h"
 #include "model/rng_state.h"
@@ -77,7 +77,7 @@ void accumulate_local(TrainRun& r, feed::BatchProvider& batches, StepResult& s) 
     const feed::ModelBatch mb = next_batch(r, batches, s);
     torch::Tensor loss;
     {
-      model::AutocastScope autocast(r.s.bf16 || r.s.fp16, r.device, r.s.fp16 ? at::kHalf : at::kBFloat16);
+      kernels::AutocastScope autocast(r.s.bf16 || r.s.fp16, r.device, r.s.fp16 ? at::kHalf : at::kBFloat16);
       auto fwd = r.model->forward(mb.pixels, mb.input_ids, mb.attention_mask, /*return_loss=*/false);
       loss = loss_of(r, fwd.text_embeds, fwd.image_embeds, fwd.cross_embeds);  // the model's loss, with the options
     }
@@ -100,7 +100,7 @@ void accumulate_exact(TrainRun& r, feed::BatchProvider& batches, StepResult& s) 
     for (int a = 0; a < accum; ++a) {
       mbs.push_back(next_batch(r, batches, s));
       rng.push_back(model::RngState::save(r.device));
-      model::AutocastScope autocast(r.s.bf16 || r.s.fp16, r.device, r.s.fp16 ? at::kHalf : at::kBFloat16);
+      kernels::AutocastScope autocast(r.s.bf16 || r.s.fp16, r.device, r.s.fp16 ? at::kHalf : at::kBFloat16);
       auto fwd = r.model->forward(mbs.back().pixels, mbs.back().input_ids, mbs.back().attention_mask, false);
       text.push_back(fwd.text_embeds), image.push_back(fwd.image_embeds), cross.push_back(fwd.cross_embeds);
       prefetch(batches, s);
@@ -111,7 +111,7 @@ void accumulate_exact(TrainRun& r, feed::BatchProvider& batches, StepResult& s) 
   torch::Tensor t = leaf(text), i = leaf(image), c = leaf(cross);
   torch::Tensor loss;
   {
-    model::AutocastScope autocast(r.s.bf16 || r.s.fp16, r.device, r.s.fp16 ? at::kHalf : at::kBFloat16);
+    kernels::AutocastScope autocast(r.s.bf16 || r.s.fp16, r.device, r.s.fp16 ? at::kHalf : at::kBFloat16);
     loss = loss_of(r, t, i, c);
   }
   (loss * loss_scale_of(r)).backward();  // gradients of t, i, c, and logit_scale's own (scaled under --fp16)
@@ -124,7 +124,7 @@ void accumulate_exact(TrainRun& r, feed::BatchProvider& batches, StepResult& s) 
     rng[size_t(a)].restore();  // the dropout masks of pass 1
     torch::Tensor surrogate;
     {
-      model::AutocastScope autocast(r.s.bf16 || r.s.fp16, r.device, r.s.fp16 ? at::kHalf : at::kBFloat16);
+      kernels::AutocastScope autocast(r.s.bf16 || r.s.fp16, r.device, r.s.fp16 ? at::kHalf : at::kBFloat16);
       auto fwd = r.model->forward(mbs[size_t(a)].pixels, mbs[size_t(a)].input_ids, mbs[size_t(a)].attention_mask, false);
       surrogate = (fwd.text_embeds.to(torch::kFloat) * gt[a]).sum() + (fwd.image_embeds.to(torch::kFloat) * gi[a]).sum() +
                   (fwd.cross_embeds.to(torch::kFloat) * gc[a]).sum();

@@ -10,8 +10,8 @@
 #include <cstdio>
 
 #include "common/error.h"
+#include "kernels/cuda_ops.h"
 #include "model/bridgetower.h"
-#include "model/cuda_ops.h"
 
 namespace bt::train {
 
@@ -19,7 +19,7 @@ AdamW::AdamW(std::vector<Param> params, AdamWOptions opt)
     : params_(std::move(params)),
       state_(params_.size()),
       opt_(std::move(opt)),
-      paths_(opt_.paths ? opt_.paths : std::make_shared<model::KernelPaths>()) {}
+      paths_(opt_.paths ? opt_.paths : std::make_shared<kernels::KernelPaths>()) {}
 
 std::vector<torch::Tensor> AdamW::tensors() const {
   std::vector<torch::Tensor> out;
@@ -63,7 +63,7 @@ void AdamW::step(double lr) {
     const auto [decay, step, scale] = key;
     const double group_lr = lr * scale;
     if (fused_step(p, g, m, v, decay, step, group_lr)) continue;
-    paths_->record(model::Kernel::kAdamW, model::KernelPath::kFallback);
+    paths_->record(kernels::Kernel::kAdamW, kernels::KernelPath::kFallback);
     if (decay) at::_foreach_mul_(p, 1.0 - group_lr * opt_.weight_decay);
     at::_foreach_mul_(m, opt_.beta1);
     at::_foreach_add_(m, g, 1.0 - opt_.beta1);
@@ -116,7 +116,7 @@ bool AdamW::fused_step(const std::vector<torch::Tensor>& p, const std::vector<to
                        const std::vector<torch::Tensor>& m, const std::vector<torch::Tensor>& v, bool decay,
                        int64_t step, double lr) {
   if (!opt_.fused || p.empty()) return false;
-  const bool inject = model::fused_ops_fail_injected();  // BRIDGETUNE_FUSED_OPS=fail: the path anywhere, failing
+  const bool inject = kernels::fused_ops_fail_injected();  // BRIDGETUNE_FUSED_OPS=fail: the path anywhere, failing
   const auto* op = fused_adamw_op();
   if (!op && !inject) return false;
   for (size_t i = 0; i < p.size() && !inject; ++i)  // the kernel's contract: CUDA, one floating dtype per set
@@ -142,10 +142,10 @@ bool AdamW::fused_step(const std::vector<torch::Tensor>& p, const std::vector<to
     std::fprintf(stderr, "bridgetune: fused AdamW kernel failed (%s); using the _foreach_ path from now on\n",
                  first_line(e.what()).c_str());
     opt_.fused = false;
-    paths_->record(model::Kernel::kAdamW, model::KernelPath::kFastFailed);
+    paths_->record(kernels::Kernel::kAdamW, kernels::KernelPath::kFastFailed);
     return false;
   }
-  paths_->record(model::Kernel::kAdamW, model::KernelPath::kFast);
+  paths_->record(kernels::Kernel::kAdamW, kernels::KernelPath::kFast);
   return true;
 }
 
@@ -190,7 +190,7 @@ AdamW make_adamw(torch::nn::Module& model, AdamWOptions opt,
     params.push_back({groups.decay_names[i], groups.decay[i], true, scale(groups.decay_names[i])});
   for (size_t i = 0; i < groups.no_decay.size(); ++i)
     params.push_back({groups.no_decay_names[i], groups.no_decay[i], false, scale(groups.no_decay_names[i])});
-  opt.fused = opt.fused && model::fused_ops_enabled();
+  opt.fused = opt.fused && kernels::fused_ops_enabled();
   return AdamW(std::move(params), opt);
 }
 

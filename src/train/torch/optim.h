@@ -18,7 +18,7 @@
 #include <tuple>
 #include <vector>
 
-#include "model/kernel_paths.h"
+#include "kernels/registry.h"
 
 namespace bt::train {
 
@@ -28,8 +28,8 @@ struct AdamWOptions {
   double eps = 1e-8;
   double weight_decay = 0.0;
   bool fused = true;  // CUDA parameters: aten::_fused_adamw_ where the libtorch has it (else the _foreach_ path)
-  // The run's record of the update path taken (model/kernel_paths.h, Kernel::kAdamW); null: the optimizer's own.
-  std::shared_ptr<model::KernelPaths> paths;
+  // The run's record of the update path taken (kernels/registry.h, Kernel::kAdamW); null: the optimizer's own.
+  std::shared_ptr<kernels::KernelPaths> paths;
 };
 
 class AdamW {
@@ -49,7 +49,7 @@ class AdamW {
   static bool fused_available();  // this build's libtorch has at::_fused_adamw_
   // The update path this optimizer's steps took: "fused", "foreach", "foreach (fused kernel failed)" (the fused
   // kernel threw once: one line on stderr, then _foreach_ for the rest of the run) or "none".
-  std::string path_used() const { return paths_->name(model::Kernel::kAdamW); }
+  std::string path_used() const { return paths_->name(kernels::Kernel::kAdamW); }
 
   // "exp_avg/<name>", "exp_avg_sq/<name>" (F32), "step/<name>" (I64 scalar) of every parameter with state.
   std::vector<std::pair<std::string, torch::Tensor>> state_tensors() const;
@@ -68,7 +68,7 @@ class AdamW {
   std::vector<Param> params_;
   std::vector<State> state_;
   AdamWOptions opt_;
-  std::shared_ptr<model::KernelPaths> paths_;  // opt_.paths, or a record of its own
+  std::shared_ptr<kernels::KernelPaths> paths_;  // opt_.paths, or a record of its own
   torch::Tensor step_tensor_[2];  // the fused kernel's step count per decay group, on the parameters' device
 };
 

@@ -22,11 +22,11 @@
 #include "train/loss_scale.h"
 #include "train/model_selection.h"
 #include "train/output_lock.h"
+#include "train/run_settings.h"
 #include "train/schedule.h"
 #include "train/torch/checkpoint.h"
 #include "train/torch/optim.h"
 #include "train/torch/step_profiler.h"
-#include "train/run_settings.h"
 #include "train/trainer.h"
 
 namespace bt::train {
@@ -63,8 +63,8 @@ struct TrainRun {
   model::BridgeTowerForContrastiveLearning model{nullptr};
   std::optional<AdamW> opt;
   // This run's record of the fast paths taken (TrainSummary::op_paths): the optimizer writes to it, the model's ops
-  // while run_train holds it installed (model/kernel_paths.h).
-  std::shared_ptr<model::KernelPaths> kernel_paths = std::make_shared<model::KernelPaths>();
+  // while run_train holds it installed (kernels/registry.h).
+  std::shared_ptr<kernels::KernelPaths> kernel_paths = std::make_shared<kernels::KernelPaths>();
   std::vector<torch::Tensor> params;
   std::unique_ptr<dist::GradientSync> sync;  // averages gradients over the ranks each step
   // Loaders.

@@ -14,18 +14,18 @@
 
 #include "common/error.h"
 #include "eval/torch/embed_eval.h"
+#include "feed/torch/batch_provider.h"
+#include "kernels/cuda_ops.h"
+#include "kernels/gemm/gemm.h"
+#include "kernels/registry.h"
 #include "model/attention_select.h"
-#include "model/cpu_gemm.h"
-#include "model/cuda_ops.h"
 #include "model/device.h"
-#include "model/kernel_paths.h"
-#include "report/train_report.h"
 #include "report/progress.h"
 #include "report/run_log.h"
+#include "report/train_report.h"
 #include "train/checkpoint_dir.h"
 #include "train/stop_signal.h"
 #include "train/throughput.h"
-#include "feed/torch/batch_provider.h"
 #include "train/torch/contrastive_step.h"
 #include "train/torch/demo_scores.h"
 #include "train/torch/param_setup.h"
@@ -386,10 +386,10 @@ TrainSummary TrainLoop::finish() {
   sum.final_loss = st.last_window_loss;
   sum.first_loss = first_loss_;
   sum.data_wait_percent = rs.data_wait_percent;
-  sum.op_paths = str("adamw ", r_.kernel_paths->name(model::Kernel::kAdamW),
-                     r_.device.is_cuda() || model::fused_ops_fail_injected()
-                         ? str(", quick_gelu ", r_.kernel_paths->name(model::Kernel::kQuickGelu)) : std::string(),
-                     r_.device.is_cpu() && s_.bf16 ? str(", bf16 gemm ", model::cpu_bf16_gemm_name()) : std::string(),
+  sum.op_paths = str("adamw ", r_.kernel_paths->name(kernels::Kernel::kAdamW),
+                     r_.device.is_cuda() || kernels::fused_ops_fail_injected()
+                         ? str(", quick_gelu ", r_.kernel_paths->name(kernels::Kernel::kQuickGelu)) : std::string(),
+                     r_.device.is_cpu() && s_.bf16 ? str(", bf16 gemm ", kernels::cpu_bf16_gemm_name()) : std::string(),
                      ", ", model::attention_paths(r_.device, s_.fp16 ? torch::kHalf : s_.bf16 ? torch::kBFloat16 : torch::kFloat, r_.cfg, true));
   if (evaluated_) sum.eval_loss = last_eval_.retrieval.loss;
   if (selector_.best_metric()) sum.best_metric = *selector_.best_metric();
@@ -466,7 +466,7 @@ void TrainLoop::print_results(const nlohmann::json& results) const {
 
 TrainSummary run_train(const TrainOptions& options, const RunSettings& settings, const TrainHooks& hooks) {
   std::unique_ptr<TrainRun> run = setup_run(options, settings, hooks);
-  const model::ScopedKernelPaths record(run->kernel_paths.get());  // the model's ops write to this run's record
+  const kernels::ScopedKernelPaths record(run->kernel_paths.get());  // the model's ops write to this run's record
   return TrainLoop(*run).run();
 }
 

@@ -8,8 +8,8 @@
 #include <cmath>
 #include <filesystem>
 
+#include "checkpoint/safetensors.h"
 #include "data/synth.h"
-#include "model/safetensors.h"
 #include "report/run_log.h"
 #include "run_bridgetune.h"
 
@@ -56,8 +56,8 @@ TEST_F(LoraTrain, OnlyAdaptersAndHeadsTrainAndTheFolderIsPeftsAndMergesToTheSame
   ASSERT_EQ(train(out, 4, {"--validation_file", (root_ / "data").string(), "--do_train", "--do_eval"}), 0) << bt::test::slurp(out.string() + ".log");
   EXPECT_NE(bt::test::slurp(out.string() + ".log").find("LoRA: rank 4 adapters on "), std::string::npos);
   // Every base weight but the trained heads is the base's, bit for bit.
-  auto base = bt::st::SafeTensors::open((root_ / "base" / "model.safetensors").string());
-  auto after = bt::st::SafeTensors::open((out / "model.safetensors").string());
+  auto base = bt::checkpoint::SafeTensors::open((root_ / "base" / "model.safetensors").string());
+  auto after = bt::checkpoint::SafeTensors::open((out / "model.safetensors").string());
   int same = 0, heads = 0;
   for (const auto& t : base.tensors()) {
     const auto* u = after.find(t.name);
@@ -75,7 +75,7 @@ TEST_F(LoraTrain, OnlyAdaptersAndHeadsTrainAndTheFolderIsPeftsAndMergesToTheSame
   const auto cfg = bt::report::read_json_file(out / "adapter_config.json");
   EXPECT_EQ(cfg["r"], 4);
   EXPECT_EQ(cfg["base_model_name_or_path"], (root_ / "base").string());
-  auto adapter = bt::st::SafeTensors::open((out / "adapter_model.safetensors").string());
+  auto adapter = bt::checkpoint::SafeTensors::open((out / "adapter_model.safetensors").string());
   const auto* b = adapter.find("base_model.model.bridgetower.text_model.encoder.layer.0.attention.self.query.lora_B.weight");
   ASSERT_TRUE(b);
   const float* v = reinterpret_cast<const float*>(b->data);

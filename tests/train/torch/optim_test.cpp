@@ -147,14 +147,14 @@ TEST(AdamW, AFailingFusedKernelFallsBackToForeach) {
   // each optimizer its own record (a run's: AdamWOptions::paths): b took the plain path all along
   EXPECT_EQ(b.path_used(), "foreach");
   AdamWOptions recorded = plain;
-  recorded.paths = std::make_shared<bt::model::KernelPaths>();
+  recorded.paths = std::make_shared<bt::kernels::KernelPaths>();
   auto w3 = w0.clone().requires_grad_(true);
   AdamW c({{"w", w3, true}}, recorded);
   c.step(1e-2);  // a parameter without a gradient is skipped: no path at all
-  EXPECT_EQ(recorded.paths->name(bt::model::Kernel::kAdamW), "none");
+  EXPECT_EQ(recorded.paths->name(bt::kernels::Kernel::kAdamW), "none");
   torch::matmul(x, w3).pow(2).sum().backward();
   c.step(1e-2);
-  EXPECT_EQ(recorded.paths->name(bt::model::Kernel::kAdamW), "foreach");  // the run's record, handed over
+  EXPECT_EQ(recorded.paths->name(bt::kernels::Kernel::kAdamW), "foreach");  // the run's record, handed over
 }
 
 // A parameter's lr_scale is its own learning rate: scale s at lr steps exactly as scale 1 at s * lr (weight decay

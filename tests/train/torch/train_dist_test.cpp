@@ -16,9 +16,9 @@
 #include <sstream>
 #include <thread>
 
+#include "checkpoint/safetensors.h"
 #include "data/synth.h"
 #include "dist/process_group.h"
-#include "model/safetensors.h"
 #include "report/run_log.h"
 #include "run_bridgetune.h"
 #include "train/checkpoint_dir.h"
@@ -73,7 +73,7 @@ std::vector<double> losses(const fs::path& out) {
 
 // Largest absolute difference over every F32 tensor of two safetensors files (same names required).
 double max_weight_diff(const fs::path& a, const fs::path& b) {
-  auto sa = bt::st::SafeTensors::open(a.string()), sb = bt::st::SafeTensors::open(b.string());
+  auto sa = bt::checkpoint::SafeTensors::open(a.string()), sb = bt::checkpoint::SafeTensors::open(b.string());
   EXPECT_EQ(sa.tensors().size(), sb.tensors().size());
   double worst = 0;
   for (const auto& t : sa.tensors()) {
@@ -83,7 +83,7 @@ double max_weight_diff(const fs::path& a, const fs::path& b) {
       continue;
     }
     EXPECT_EQ(t.nbytes, u->nbytes) << t.name;
-    if (t.dtype != bt::st::DType::F32 || t.nbytes != u->nbytes) continue;
+    if (t.dtype != bt::checkpoint::DType::F32 || t.nbytes != u->nbytes) continue;
     const float* x = reinterpret_cast<const float*>(t.data);
     const float* y = reinterpret_cast<const float*>(u->data);
     for (int64_t i = 0; i < t.numel(); ++i) worst = std::max(worst, std::fabs(double(x[i]) - double(y[i])));
