@@ -1,6 +1,6 @@
 // The training loop of `bridgetune train` (contract in train/trainer.h): setup (train_setup.cpp), then one
-// training step (train_step, below) repeated by the loop, which logs, evaluates, checkpoints and measures
-// throughput around it, and at the end writes the run's outputs.
+// training step (train_step, in contrastive_step.cpp) repeated by the loop, which logs, evaluates, checkpoints and
+// measures throughput around it, and at the end writes the run's outputs.
 #include "train/trainer.h"
 
 #include <torch/torch.h>
