@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "checkpoint/safetensors.h"
+#include "safetensors_image.h"
 #include "common/atomic_file.h"
 #include "common/error.h"
 #include "fixture_dir.h"
@@ -17,19 +18,11 @@ using namespace bt::checkpoint;
 namespace {
 
 std::string image(const std::string& header, size_t data_bytes) {
-  std::string out(8, '\0');
-  uint64_t n = header.size();
-  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((n >> (8 * i)) & 0xff);
-  return out + header + std::string(data_bytes, '\x01');
+  return bt::test::safetensors_image(header, data_bytes);
 }
 
 std::string parse_error(const std::string& bytes) {
-  try {
-    SafeTensors::parse(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), "test.safetensors");
-  } catch (const bt::Error& e) {
-    return e.what();
-  }
-  return "";
+  return bt::test::safetensors_parse_error(bytes, "test.safetensors");
 }
 
 std::string tmp(const char* name) {

@@ -5,30 +5,22 @@
 #include <cstdlib>
 #include <fstream>
 #include <cstring>
-#include <functional>
 #include <map>
 #include <string>
 
 #include "checkpoint/torch_zip.h"
+#include "../common/error_of.h"
 #include "common/error.h"
 #include "fixture_dir.h"
 
 using bt::checkpoint::StoredTensor;
 using bt::checkpoint::TorchCheckpoint;
+using bt::test::error_of;
 
 namespace {
 
 std::string dir() {
   return BT_TORCHBIN_DIR;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const bt::Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace
