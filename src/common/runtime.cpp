@@ -1,7 +1,9 @@
 #include "common/runtime.h"
 
 #include <dlfcn.h>
+#include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -43,6 +45,22 @@ int choice(const RuntimeSwitchSpec& spec, const EnvLookup& env, std::vector<std:
   return fallback;
 }
 
+// A count 0..255 (the cap of BRIDGETUNE_MAX_THREADS), or 0 with a warning for anything else.
+uint8_t count(const RuntimeSwitchSpec& spec, const EnvLookup& env, std::vector<std::string>* warnings) {
+  const char* v = lookup(spec, env, warnings);
+  if (!v || !*v) return 0;
+  const std::string_view text(v);
+  int n = 0;
+  bool ok = text.size() <= 3;
+  for (char c : text) ok = ok && c >= '0' && c <= '9';
+  for (char c : text) n = ok ? n * 10 + (c - '0') : 0;
+  if (ok && n <= 255) return static_cast<uint8_t>(n);
+  if (warnings)
+    warnings->push_back(str(spec.name, "=", text.substr(0, 40), " is not one of ", spec.values, "; using ",
+                            spec.default_value));
+  return 0;
+}
+
 RuntimeSwitches read_and_warn() {
   std::vector<std::string> warnings;
   const RuntimeSwitches s = read_runtime_switches([](const char* n) { return std::getenv(n); }, &warnings);
@@ -67,6 +85,7 @@ RuntimeSwitches read_runtime_switches(const EnvLookup& env, std::vector<std::str
     case 2: s.fused_ops = FusedOps::kFail; break;
     default: s.fused_ops = FusedOps::kOn;
   }
+  s.max_threads = count(t[3], env, warnings);
   return s;
 }
 
@@ -74,6 +93,18 @@ RuntimeSwitches runtime_switches() { return process_switches().load(std::memory_
 
 ScopedRuntimeSwitches::ScopedRuntimeSwitches(const RuntimeSwitches& s) : previous_(process_switches().exchange(s)) {}
 ScopedRuntimeSwitches::~ScopedRuntimeSwitches() { process_switches().store(previous_); }
+
+int available_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return 1;
+}
+
+int capped_threads(int n) {
+  const int cap = runtime_switches().max_threads;
+  return cap > 0 && n > cap ? cap : n;
+}
 
 void pin_openblas_to_one_thread() {
   using SetThreads = void (*)(int);

@@ -24,6 +24,7 @@ struct alignas(4) RuntimeSwitches {
   bool keep_freed_memory = true;       // BRIDGETUNE_KEEP_FREED_MEMORY
   bool cpu_gemm_onednn = true;         // BRIDGETUNE_CPU_GEMM
   FusedOps fused_ops = FusedOps::kOn;  // BRIDGETUNE_FUSED_OPS
+  uint8_t max_threads = 0;             // BRIDGETUNE_MAX_THREADS: torch's intra-op threads at most (0: no cap)
 };
 
 struct RuntimeSwitchSpec {
@@ -49,6 +50,10 @@ inline constexpr RuntimeSwitchSpec kRuntimeSwitchTable[] = {
      "1: the fused kernels (CUDA QuickGELU, fused AdamW) where they apply; 0: the composite ops and the _foreach_ "
      "AdamW; fail: fault injection, every fast path is taken and fails once, to see the fallbacks work",
      "BT_FUSED_OPS"},
+    {"BRIDGETUNE_MAX_THREADS", "0", "0 | 1..255",
+     "torch's intra-op threads at most this many, whatever a command or --torch_threads picks (0: no cap); a "
+     "shared machine's share, or one fixed GEMM reduction order (the suite runs at 1 and 2 to prove it needs none)",
+     nullptr},
 };
 
 // The switches from `env` (a getenv). Unknown values keep the default; each such value and each deprecated name
@@ -83,6 +88,12 @@ struct RuntimeOptions {
 // stderr), sets glibc's allocator policy (keep_freed_memory: mallopt, common/process_memory.h) and pins OpenBLAS,
 // if loaded, to one thread (OPENBLAS_NUM_THREADS=1: its own pool would oversubscribe torch's threads).
 void init_runtime(const RuntimeOptions& options = {});
+
+// The cores this process may run on: its CPU affinity mask (taskset, a container's or SLURM's cpuset), at least 1.
+int available_cores();
+
+// n threads under the BRIDGETUNE_MAX_THREADS cap (n itself when no cap is set).
+int capped_threads(int n);
 
 // OpenBLAS, if this process has loaded it, runs on one thread.
 void pin_openblas_to_one_thread();

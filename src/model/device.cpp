@@ -7,6 +7,7 @@
 #include "common/device_name.h"
 #include "common/error.h"
 #include "common/process_memory.h"
+#include "common/runtime.h"
 #include "kernels/gemm/gemm.h"
 #include "model/api.h"
 
@@ -29,7 +30,7 @@ int torch_threads_for(int requested, int loader_workers, bool on_cpu, int64_t mo
                       int local_processes) {
   if (requested > 0) return requested;
   if (!on_cpu) return 0;
-  const int cores = static_cast<int>(std::thread::hardware_concurrency()) / std::max(1, local_processes);
+  const int cores = bt::available_cores() / std::max(1, local_processes);
   if (model_parameters >= kComputeBoundParameters) return std::max(1, cores);
   return std::max(1, cores - loader_workers);
 }

@@ -54,8 +54,8 @@ void use_reusing_cpu_allocator() {
 }
 
 void configure_torch_threads(int n) {
-  if (n <= 0) n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  at::set_num_threads(n);
+  if (n <= 0) n = bt::available_cores();
+  at::set_num_threads(bt::capped_threads(n));
   // Debian's libtorch may call into OpenBLAS, whose own pool would oversubscribe torch's threads.
   bt::pin_openblas_to_one_thread();
 }
@@ -63,7 +63,11 @@ void configure_torch_threads(int n) {
 void init_runtime(const RuntimeOptions& options) {
   bt::init_runtime(options);
   use_reusing_cpu_allocator();
-  if (options.torch_threads >= 0) configure_torch_threads(options.torch_threads);
+  if (options.torch_threads >= 0) {
+    configure_torch_threads(options.torch_threads);
+  } else if (bt::capped_threads(at::get_num_threads()) != at::get_num_threads()) {
+    at::set_num_threads(bt::capped_threads(at::get_num_threads()));  // torch's default, under the cap
+  }
 }
 
 int model_kernel_threads() {

@@ -97,3 +97,23 @@ TEST(RuntimeSwitches, ScopedOverrideRestoresThePrevious) {
   EXPECT_EQ(bt::runtime_switches().fused_ops, before.fused_ops);
   EXPECT_EQ(bt::runtime_switches().cpu_gemm_onednn, before.cpu_gemm_onednn);
 }
+
+// BRIDGETUNE_MAX_THREADS caps torch's threads (the suite runs at 1 and 2 under it); a bad count warns, no cap.
+TEST(RuntimeSwitches, MaxThreadsIsACountAndCaps) {
+  FakeEnv env{{{"BRIDGETUNE_MAX_THREADS", "1"}}};
+  EXPECT_EQ(bt::read_runtime_switches(env.lookup()).max_threads, 1);
+  EXPECT_EQ(bt::read_runtime_switches(FakeEnv{}.lookup()).max_threads, 0);
+  for (const char* bad : {"-1", "256", "2x", "1e3", " 2"}) {
+    env.vars["BRIDGETUNE_MAX_THREADS"] = bad;
+    std::vector<std::string> warnings;
+    EXPECT_EQ(bt::read_runtime_switches(env.lookup(), &warnings).max_threads, 0) << bad;
+    ASSERT_EQ(warnings.size(), 1u) << bad;
+    EXPECT_NE(warnings[0].find("is not one of 0 | 1..255; using 0"), std::string::npos) << warnings[0];
+  }
+  bt::RuntimeSwitches s = bt::runtime_switches();
+  s.max_threads = 2;
+  const bt::ScopedRuntimeSwitches scope(s);
+  EXPECT_EQ(bt::capped_threads(16), 2);
+  EXPECT_EQ(bt::capped_threads(1), 1);
+  EXPECT_GE(bt::available_cores(), 1);
+}

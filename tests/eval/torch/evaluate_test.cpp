@@ -5,6 +5,7 @@
 // mean/std normalise the pixels of evaluate and of the trainer.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <limits>
@@ -16,6 +17,7 @@
 #include "data/captions_dataset.h"
 #include "data/synth.h"
 #include "eval/torch/embed_eval.h"
+#include "../rank_bounds.h"
 #include "model/bridgetower.h"
 #include "text/tokenizer.h"
 
@@ -84,24 +86,57 @@ TEST_F(Evaluate, MatchingAgreesWithTheFullForwardOfEveryPair) {
   auto pixels = pixels_by_path(root_ / "data");
   model->eval();
   torch::NoGradGuard ng;
-  int right = 0;
+  // The two paths' scores agree within kTol; the prediction is checked where the best choice leads the next by
+  // more than 2 kTol (a nearer tie may fall either way), the accuracy within what the undecided rows allow.
+  constexpr float kTol = 1e-5f;  // 300x the differences seen across ISAs (~3e-8)
+  int right = 0, undecided = 0;
   for (size_t k = 0; k < parsed.rows.size(); ++k) {
     const auto& row = parsed.rows[k];
     const torch::Tensor img = pixels.at((root_ / "data" / row.image).lexically_normal().string()).unsqueeze(0);
     int best = -1;
-    float best_score = -2;
+    float best_score = -2, second = -2;
     for (size_t c = 0; c < row.choices.size(); ++c) {
       auto ids = tok.encode(row.choices[c], true, 128);
       auto t = torch::tensor(std::vector<int64_t>(ids.begin(), ids.end())).unsqueeze(0);
       auto out = model->forward(img, t, torch::ones_like(t), false);
       const float score = (out.text_embeds * out.image_embeds).sum().item<float>();
-      EXPECT_NEAR(score, r.answers[k].scores[c], 2e-4) << "row " << k << " choice " << c;
-      if (score > best_score) best = int(c), best_score = score;
+      EXPECT_NEAR(score, r.answers[k].scores[c], kTol) << "row " << k << " choice " << c;
+      if (score > best_score) {
+        second = best_score, best = int(c), best_score = score;
+      } else {
+        second = std::max(second, score);
+      }
+    }
+    if (best_score - second <= 2 * kTol) {
+      ++undecided;
+      continue;
     }
     EXPECT_EQ(r.answers[k].predicted, best) << "row " << k;
     right += best == row.label;
   }
-  EXPECT_DOUBLE_EQ(r.scores.accuracy, double(right) / double(parsed.rows.size()));
+  const double n = double(parsed.rows.size());
+  EXPECT_LE(undecided, 2) << "the scores are too close to tell the predictions apart: the test needs other data";
+  EXPECT_GE(r.scores.accuracy, right / n - 1e-12);
+  EXPECT_LE(r.scores.accuracy, (right + undecided) / n + 1e-12);
+}
+
+// The recall each scoring of ds's rows may give when its cosines are within tol of encode's (every distinct image
+// and caption embedded once; text t of row t, its image by key).
+test::RetrievalRange retrieval_range_of(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,
+                                        const std::shared_ptr<const data::Dataset>& ds, const eval::EmbedOptions& o,
+                                        float tol) {
+  auto enc = eval::encode_collection(model, tok, ds, o);
+  std::map<std::string, int64_t> image_of_key, text_of_caption;
+  for (size_t i = 0; i < enc.image_rows.size(); ++i) image_of_key[ds->image_key(enc.image_rows[i])] = int64_t(i);
+  for (size_t t = 0; t < enc.text_values.size(); ++t) text_of_caption[enc.text_values[t]] = int64_t(t);
+  std::vector<int64_t> text_rows, owners;
+  for (size_t r = 0; r < ds->size(); ++r) {
+    text_rows.push_back(text_of_caption.at(ds->caption(r)));
+    owners.push_back(image_of_key.at(ds->image_key(r)));
+  }
+  const torch::Tensor sim = enc.texts.index_select(0, torch::tensor(text_rows)).matmul(enc.images.t()).contiguous();
+  std::vector<float> s(sim.data_ptr<float>(), sim.data_ptr<float>() + sim.numel());
+  return test::retrieval_bounds(s, int64_t(ds->size()), enc.images.size(0), owners, tol);
 }
 
 TEST_F(Evaluate, RetrievalFromTheEncodersAgreesWithTheTrainersForwardEval) {
@@ -121,7 +156,11 @@ TEST_F(Evaluate, RetrievalFromTheEncodersAgreesWithTheTrainersForwardEval) {
   EXPECT_EQ(ref.loss_samples, 24);
   EXPECT_GT(ref.loss, 0);
   EXPECT_EQ(mine.images, ref.images);
-  EXPECT_EQ(eval::to_json(mine.scores, "eval"), eval::to_json(ref.scores, "eval"));
+  // The encoders and the forward give one model's embeddings in other batches: the recalls agree as far as float
+  // error allows (tests/eval/rank_bounds.h), judged on encode's embeddings of the same rows.
+  const auto range = retrieval_range_of(model, tok, ds, options(), 1e-4f);
+  test::expect_within(mine.scores, range, "the encoders");
+  test::expect_within(ref.scores, range, "the forward");
   // A last batch of one row: no loss (no negatives), but its row is a query like every other.
   lo.batch_size = 23;
   lo.sampler.batch_size = 23;
@@ -130,7 +169,7 @@ TEST_F(Evaluate, RetrievalFromTheEncodersAgreesWithTheTrainersForwardEval) {
   EXPECT_EQ(tail.batches, 2);
   EXPECT_EQ(tail.loss_samples, 23);
   EXPECT_EQ(tail.pairs, 24);
-  EXPECT_EQ(eval::to_json(tail.scores, "eval"), eval::to_json(mine.scores, "eval"));
+  test::expect_within(tail.scores, range, "the forward in batches of 23 and 1");
 }
 
 TEST_F(Evaluate, CliNamesABadRowOrCountsItUnderSkip) {

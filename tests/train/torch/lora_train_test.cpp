@@ -86,10 +86,11 @@ TEST_F(LoraTrain, OnlyAdaptersAndHeadsTrainAndTheFolderIsPeftsAndMergesToTheSame
   EXPECT_FALSE(fs::exists(merged / "adapter_config.json"));
   const auto a = bt::report::read_json_file(out / "eval_results.json");
   const auto m = bt::report::read_json_file(merged / "eval_results.json");
-  for (const char* k : {"eval_loss", "eval_i2t_r1", "eval_t2i_r1"}) {
+  // W x + B A x and (W + B A) x differ in their last bits, so near-tied recalls may swap between the folders (a
+  // rank is not continuous in the scores): the loss, a smooth function of every logit, carries the comparison.
+  for (const char* k : {"eval_loss", "eval_i2t_r1", "eval_t2i_r1"})
     ASSERT_TRUE(a.contains(k) && m.contains(k)) << k << " " << a.dump();
-    EXPECT_NEAR(a[k].get<double>(), m[k].get<double>(), 1e-5) << k;
-  }
+  EXPECT_NEAR(a["eval_loss"].get<double>(), m["eval_loss"].get<double>(), 1e-5);
 }
 
 TEST_F(LoraTrain, AResumedRunContinuesExactly) {
