@@ -29,11 +29,12 @@ TEST(Paths, OutputFolderIsMadeOrRefusedInOneLine) {
   fs::create_symlink(dir.path / "nowhere" / "deeper", dir.path / "dangling");
   fs::create_symlink(dir.path / "loop", dir.path / "loop");
   std::ofstream(dir.path / "file") << "x";
-  for (const auto& [path, want] : {std::pair{dir.path / "dangling", "which does not exist"},
-                                   {dir.path / "dangling" / "sub", "which does not exist"},
-                                   {dir.path / "loop", "symbolic link loop"},
-                                   {dir.path / "loop" / "sub", "symbolic link loop"},
-                                   {dir.path / "file", "not a folder"}}) {
+  for (const auto& [where, want] : {std::pair{dir.path / "dangling", "which does not exist"},
+                                    {dir.path / "dangling" / "sub", "which does not exist"},
+                                    {dir.path / "loop", "symbolic link loop"},
+                                    {dir.path / "loop" / "sub", "symbolic link loop"},
+                                    {dir.path / "file", "not a folder"}}) {
+    const fs::path& path = where;  // a lambda may not capture a structured binding before clang 16
     const std::string e = error_of([&] { bt::make_output_folder(path, "--output_dir"); });
     EXPECT_EQ(e.rfind("--output_dir " + path.string() + ": ", 0), 0u) << e;
     EXPECT_NE(e.find(want), std::string::npos) << e;

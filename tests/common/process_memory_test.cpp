@@ -7,6 +7,7 @@
 
 #include "common/process_memory.h"
 #include "common/runtime.h"
+#include "sanitizers.h"
 
 namespace {
 constexpr size_t kBlock = 64u << 20;
@@ -52,7 +53,7 @@ long faults_to_reuse_a_freed_block() {
 }  // namespace
 
 TEST(ProcessMemory, FreedLargeBlocksAreReusedWithoutPageFaults) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || !defined(__GLIBC__)
+#if BT_TEST_REPLACED_MALLOC
   GTEST_SKIP() << "not glibc's malloc (a sanitizer's allocator replaces it)";
 #else
   {

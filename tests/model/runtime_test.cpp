@@ -9,6 +9,7 @@
 #include "common/process_memory.h"
 #include "model/api.h"
 #include "model/runtime.h"
+#include "../common/sanitizers.h"
 
 namespace {
 
@@ -29,7 +30,7 @@ long faults_of_a_repeated_round() {
 }  // namespace
 
 TEST(Runtime, FreedTensorMemoryGoesToTheNextTensorOfItsSize) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || !defined(__GLIBC__)
+#if BT_TEST_REPLACED_MALLOC
   GTEST_SKIP() << "not glibc's malloc (a sanitizer's allocator replaces it)";
 #else
   // (In a process of its own, as ctest runs it, c10's allocator takes > 12,000 faults per round here -- fresh pages

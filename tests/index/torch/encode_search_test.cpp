@@ -98,7 +98,9 @@ TEST_F(EncodeSearch, ScoresAreTheIndexsDotProducts) {
       if (images[k].at("image") == hits[r].at("image")) i = int64_t(k);
     ASSERT_GE(i, 0);
     EXPECT_NEAR(hits[r].at("score").get<double>(), txt.dot(2, img, i), 1e-4);
-    if (r > 0) EXPECT_LE(hits[r].at("score").get<double>(), hits[r - 1].at("score").get<double>());
+    if (r > 0) {
+      EXPECT_LE(hits[r].at("score").get<double>(), hits[r - 1].at("score").get<double>());
+    }
   }
   EXPECT_GT(fs::file_size(root_ / "sheet.png"), 100u);
   // An image of the index as the query ranks the captions by img[0] . txt[t].

@@ -63,8 +63,12 @@ TEST(AdamW, ParamGroupsSkipDecayOnBiasAndLayerNorm) {
     const bool bias = p.name.size() >= 5 && p.name.rfind(".bias") == p.name.size() - 5;
     const bool ln = p.name.find("LayerNorm") != std::string::npos || p.name.find("layernorm") != std::string::npos ||
                     p.name.find("ln_") != std::string::npos || p.name.find(".norm") != std::string::npos;
-    if (bias) EXPECT_FALSE(p.decay) << p.name;
-    if (ln && p.name.find("weight") != std::string::npos) EXPECT_FALSE(p.decay) << p.name;
+    if (bias) {
+      EXPECT_FALSE(p.decay) << p.name;
+    }
+    if (ln && p.name.find("weight") != std::string::npos) {
+      EXPECT_FALSE(p.decay) << p.name;
+    }
     (p.decay ? decay : no_decay)++;
   }
   EXPECT_GT(decay, 10);
