@@ -9,6 +9,9 @@ namespace bt::data::synth {
 
 namespace {
 
+// Every random draw is a statement of its own: C++ leaves the order of a call's arguments to the compiler, so two
+// draws in one call's arguments would give other pictures from the same seed under another compiler. The order
+// below is the one gcc took when the draws were arguments (right to left), so the data of a seed is unchanged.
 struct Pen {
   Canvas& c;
   Rng& r;
@@ -20,8 +23,9 @@ struct Pen {
   void wline(Pt a, Pt b, float width) {
     float len = std::hypot(b.x - a.x, b.y - a.y);
     float wob = std::min(6.f * unit, len * 0.03f);
-    c.bezier(a, jit({a.x + (b.x - a.x) / 3, a.y + (b.y - a.y) / 3}, wob),
-             jit({a.x + 2 * (b.x - a.x) / 3, a.y + 2 * (b.y - a.y) / 3}, wob), b, width);
+    const Pt second = jit({a.x + 2 * (b.x - a.x) / 3, a.y + 2 * (b.y - a.y) / 3}, wob);
+    const Pt first = jit({a.x + (b.x - a.x) / 3, a.y + (b.y - a.y) / 3}, wob);
+    c.bezier(a, first, second, b, width);
   }
   void rect(float x0, float y0, float x1, float y1, float width) {
     wline({x0, y0}, {x1, y0}, width);
@@ -37,7 +41,9 @@ bool figure(Pen& p, float x, float floor, float height) {
   float head = height * float(r.uniform(0.08, 0.11));
   float hy = floor - height + head;
   float lean = float(r.uniform(-0.08, 0.08)) * height;
-  p.c.ellipse({x + lean, hy}, head * float(r.uniform(0.8, 1.0)), head, p.w(), float(r.uniform(-0.3, 0.3)));
+  const float tilt = float(r.uniform(-0.3, 0.3));
+  const float face_w = p.w();
+  p.c.ellipse({x + lean, hy}, head * float(r.uniform(0.8, 1.0)), head, face_w, tilt);
   // Face: eyes, nose, mouth.
   float dir = r.chance(0.5) ? 1.f : -1.f;
   p.c.disk({x + lean + dir * head * 0.3f, hy - head * 0.15f}, p.unit * 1.6f);
@@ -70,7 +76,10 @@ bool figure(Pen& p, float x, float floor, float height) {
   for (float side : {-1.f, 1.f}) {
     Pt sh{x + lean * 0.6f + side * sw, sy + head * 0.2f};
     Pt hand{x + side * (sw + head * float(r.uniform(0.5, 2.5))), sy + float(r.uniform(-0.3, 1.0)) * (hip - sy)};
-    p.c.bezier(sh, p.jit({sh.x + side * head, sh.y + head}, head * 0.5f), p.jit(hand, head * 0.3f), hand, p.w());
+    const float arm_w = p.w();
+    const Pt wrist = p.jit(hand, head * 0.3f);
+    const Pt elbow = p.jit({sh.x + side * head, sh.y + head}, head * 0.5f);
+    p.c.bezier(sh, elbow, wrist, hand, arm_w);
     p.c.ellipse(hand, head * 0.22f, head * 0.18f, p.thin());
   }
   // Legs and shoes.
@@ -89,8 +98,13 @@ bool figure(Pen& p, float x, float floor, float height) {
 
 void room(Pen& p, float W, float H, float floor, SceneFacts& facts) {
   Rng& r = p.r;
-  p.wline({0, floor}, {W, floor + float(r.uniform(-0.02, 0.02)) * H}, p.w());
-  if (r.chance(0.6)) p.wline({W * float(r.uniform(0.1, 0.9)), 0}, {W * float(r.uniform(0.1, 0.9)), floor}, p.w());
+  const float floor_w = p.w();
+  p.wline({0, floor}, {W, floor + float(r.uniform(-0.02, 0.02)) * H}, floor_w);
+  if (r.chance(0.6)) {  // a corner of the room
+    const float corner_w = p.w();
+    const float bottom = W * float(r.uniform(0.1, 0.9));
+    p.wline({W * float(r.uniform(0.1, 0.9)), 0}, {bottom, floor}, corner_w);
+  }
   int items = r.range(1, 3);
   for (int i = 0; i < items; ++i) {
     float x0 = W * float(r.uniform(0.05, 0.7)), y0 = H * float(r.uniform(0.08, 0.3));
@@ -102,11 +116,15 @@ void room(Pen& p, float W, float H, float floor, SceneFacts& facts) {
     if (kind == 0) {  // window with a cross and a hatched sky
       p.wline({(x0 + x1) / 2, y0}, {(x0 + x1) / 2, y1}, p.w());
       p.wline({x0, (y0 + y1) / 2}, {x1, (y0 + y1) / 2}, p.w());
-      p.c.hatch(x0 + 4, y0 + 4, x1 - 4, y1 - 4, p.unit * float(r.uniform(6, 12)), 0.785f, p.thin(), 0.5f);
+      const float sky_w = p.thin();
+      p.c.hatch(x0 + 4, y0 + 4, x1 - 4, y1 - 4, p.unit * float(r.uniform(6, 12)), 0.785f, sky_w, 0.5f);
     } else if (kind == 1) {  // framed picture: a doodle inside
       p.rect(x0 + (x1 - x0) * 0.1f, y0 + (y1 - y0) * 0.1f, x1 - (x1 - x0) * 0.1f, y1 - (y1 - y0) * 0.1f, p.thin());
-      p.c.bezier({x0 + (x1 - x0) * 0.2f, y1 - (y1 - y0) * 0.3f}, p.jit({(x0 + x1) / 2, y0}, 10),
-                 p.jit({(x0 + x1) / 2, y1}, 10), {x1 - (x1 - x0) * 0.2f, y0 + (y1 - y0) * 0.3f}, p.thin());
+      const float doodle_w = p.thin();
+      const Pt low = p.jit({(x0 + x1) / 2, y1}, 10);
+      const Pt high = p.jit({(x0 + x1) / 2, y0}, 10);
+      p.c.bezier({x0 + (x1 - x0) * 0.2f, y1 - (y1 - y0) * 0.3f}, high, low, {x1 - (x1 - x0) * 0.2f, y0 + (y1 - y0) * 0.3f},
+                 doodle_w);
     } else {  // bookshelf
       for (float y = y0 + (y1 - y0) / 3; y < y1; y += (y1 - y0) / 3) p.wline({x0, y}, {x1, y}, p.thin());
       p.c.hatch(x0 + 2, y0 + 2, x1 - 2, y1 - 2, p.unit * 7.f, 1.5708f, p.thin(), 0.7f);

@@ -170,12 +170,6 @@ TEST(BatchChecksum, EverySourceModeAndWorkerCountMatchesTheRecordedBatches) {
       }
       auto it = kRecorded.find(name);
       ASSERT_NE(it, kRecorded.end()) << name << ": no recorded checksum";
-#if defined(__clang__)
-      // The recorded data was drawn by a gcc build: data::write_synth's drawing passes several random draws as
-      // one call's arguments, whose order C++ leaves to the compiler, so clang draws other pictures from the same
-      // seed. The clang (sanitizer) build checks the worker counts above; the gcc build checks the record too.
-      if (source != "parquet") continue;
-#endif
       EXPECT_EQ(first, it->second) << name << ": batches differ from the recorded ones";
     }
   }
