@@ -79,7 +79,7 @@ const FlagDef kTokenizerName{
 const FlagDef kTokenizerVocabSize{
     "--tokenizer_vocab_size", text(defaults::kBpeVocabSize),
     "Ids of the BPE trained on the training captions when neither --model_name_or_path nor --tokenizer_name brings "
-    "a tokenizer (the preset's text embeddings take its size; also to build one for a small checkpoint's table)",
+    "a tokenizer (the preset's text embeddings take its size; at most: fewer when the captions run out of pairs)",
     group::kModelData, {"train", "bench"}};
 
 // Data.
@@ -260,8 +260,8 @@ const FlagDef kJson{"--json", "", "JSON output", group::kOwn, {"search", "bench-
 const std::vector<const FlagDef*>& flag_table() {
   using namespace flags;
   static const std::vector<const FlagDef*> table = {
-      &kModelNameOrPath, &kData, &kValidationFile, &kDatasetName, &kOutputDir, &kPerDeviceTrainBatchSize,
-      &kMaxSteps, &kModelRevision, &kCacheDir, &kModelPreset, &kTokenizerName, &kTokenizerVocabSize, &kDatasetConfigName,
+      &kModelNameOrPath, &kData, &kValidationFile, &kDatasetName, &kOutputDir, &kPerDeviceTrainBatchSize, &kMaxSteps,
+      &kModelRevision, &kCacheDir, &kModelPreset, &kTokenizerName, &kTokenizerVocabSize, &kDatasetConfigName,
       &kDatasetRevision, &kSplit, &kMaxEvalSamples, &kImageColumn, &kCaptionColumn, &kOnBadSample, &kMaxLineBytes,
       &kMaxImageBytes, &kShuffleWindowRowGroups, &kMaxImagePixels, &kSeed, &kPerDeviceEvalBatchSize, &kNumWorkers,
       &kMaxSeqLength, &kImageSize, &kDevice, &kBf16, &kTorchThreads, &kMaxModelBytes, &kPrefetchBatches,

@@ -1,8 +1,8 @@
 // `bridgetune train`: contrastive fine-tuning with the Hugging Face example's flags (see train/trainer.h and, for
 // --do_train/--do_eval/--do_predict, --dataset_name and the HF result files, train/recipe.h). The example's command
 // runs as pasted: its Gaudi-only flags are accepted with one line saying they do not apply. With --demo, or with no
-// flag at all, it runs the embedded demo (train/demo.h). The flags go into RecipeOptions exactly as given: what a run makes of them
-// (the demo's recipe, strategies, --fp16) is resolved once, in train/run_settings.h.
+// flag at all, it runs the embedded demo (train/demo.h). The flags go into RecipeOptions exactly as given: what a
+// run makes of them (the demo's recipe, strategies, --fp16) is resolved once, in train/run_settings.h.
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -414,7 +414,9 @@ void setup(CLI::App& app) {
   app.callback([&app, f] { run(app, *f); });
 }
 
-const Registrar reg("train", "Fine-tune BridgeTower contrastively on image-caption pairs (--demo, or no flag at all: the built-in demo)",
+const Registrar reg("train",
+                    "Fine-tune BridgeTower contrastively on image-caption pairs (--demo, or no flag at all: the "
+                    "built-in demo)",
                     30, setup);
 
 }  // namespace

@@ -221,7 +221,8 @@ text::Tokenizer model_tokenizer(const std::string& model_dir, const std::string&
   std::error_code ec;
   const bool has_files = fs::is_regular_file(dir / "tokenizer.json", ec) ||
                          (fs::is_regular_file(dir / "vocab.json", ec) && fs::is_regular_file(dir / "merges.txt", ec));
-  if (!fs::is_directory(dir, ec)) fail(named, ": no such folder (give one with tokenizer.json or vocab.json + merges.txt)");
+  if (!fs::is_directory(dir, ec))
+    fail(named, ": no such folder (give one with tokenizer.json or vocab.json + merges.txt)");
   if (!has_files && tokenizer_dir.empty())
     fail(named, " holds no tokenizer (neither tokenizer.json nor vocab.json + merges.txt): give --tokenizer_name with "
          "the one it was trained with (a folder or hub id, e.g. its base model's)");

@@ -162,10 +162,13 @@ TEST_F(TrainInputsCli, ACheckpointWithoutTokenizerFilesTakesTokenizerName) {
   EXPECT_EQ(bt::report::read_json_file(root_ / "enc_tok" / "index.json")["tokenizer"], fs::absolute(tok).lexically_normal().string());
   // The default --max_seq_length (128) is capped to the 62 tokens the model's positions hold; asked for, refused.
   EXPECT_EQ(bt::report::read_json_file(root_ / "enc_tok" / "index.json")["transform"]["max_seq_length"], 62);
-  r = encode(model, root_ / "enc_long", {"--tokenizer_name", tok.string(), "--max_seq_length", "100"});
-  EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.err.find("--max_seq_length 100: the model's text position embeddings hold at most 62 tokens"),
-            std::string::npos) << r.err;
+  const std::vector<std::string> too_long{"--tokenizer_name", tok.string(), "--max_seq_length", "100"};
+  for (const auto& res : {encode(model, root_ / "enc_long", too_long), evaluate(model, root_ / "ev_long", too_long)}) {
+    EXPECT_EQ(res.code, 1);
+    EXPECT_NE(res.err.find("--max_seq_length 100: the model's text position embeddings hold at most 62 tokens"),
+              std::string::npos) << res.err;
+  }
+  EXPECT_FALSE(fs::exists(root_ / "enc_long") || fs::exists(root_ / "ev_long"));
   // search on that index: its text query uses the tokenizer encode recorded; a contact sheet that cannot be drawn
   // or written is refused before anything is ranked or printed (issue 57: results, then rc 1; a .tmp file named).
   const std::string index = (root_ / "enc_tok").string();
