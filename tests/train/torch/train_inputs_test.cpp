@@ -199,7 +199,14 @@ TEST_F(TrainInputsCli, ACheckpointWithoutTokenizerFilesTakesTokenizerName) {
     EXPECT_EQ(res.err.find("index out of range"), std::string::npos) << res.err;
   }
   EXPECT_FALSE(fs::exists(root_ / "ev_small") || fs::exists(root_ / "enc_small"));
-  // train fine-tunes it with the tokenizer given (once refused: "--model_name_or_path ... brings its own tokenizer").
+  // train: without --tokenizer_name the same way out, before anything is written; with it, it fine-tunes (once
+  // refused: "--model_name_or_path ... brings its own tokenizer").
+  r = run(with(base(root_ / "ft_none"), {"--model_name_or_path", model.string(), "--image_size", "64"}),
+          root_ / "ft_none.log");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("holds no tokenizer (neither tokenizer.json nor vocab.json + merges.txt): give --tokenizer_name"),
+            std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(root_ / "ft_none"));
   r = run(with(base(root_ / "ft_tok"), {"--model_name_or_path", model.string(), "--tokenizer_name", tok.string(),
                                         "--image_size", "64"}),
           root_ / "ft_tok.log");
