@@ -189,6 +189,9 @@ TEST_F(TrainInputsCli, ACheckpointWithoutTokenizerFilesTakesTokenizerName) {
   r = evaluate(model, root_ / "ev_px", {"--tokenizer_name", tok.string(), "--max_image_pixels", "100"});
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("exceeds --max_image_pixels 100"), std::string::npos) << r.err;
+  r = encode(model, root_ / "enc_px", {"--tokenizer_name", tok.string(), "--max_image_pixels", "100"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("exceeds --max_image_pixels 100"), std::string::npos) << r.err;
   r = run(with(base(root_ / "px"), {"--max_image_pixels", "100"}), root_ / "px.log");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("exceeds --max_image_pixels 100"), std::string::npos) << r.err;
