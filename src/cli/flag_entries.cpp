@@ -236,7 +236,9 @@ const FlagDef kProfileSteps{"--profile_steps", "",
 const FlagDef kWorkers{"--workers", "0,1,2", "Loader worker counts to compare, comma-separated (e.g. 0,1,2)",
                        group::kOwn, {"bench", "bench-loader"}, "", {{"bench-loader", "[0,1,2]"}}};
 const FlagDef kRepeats{"--repeats", "3", "Interleaved repetitions per configuration (median reported)", group::kOwn,
-                       {"bench", "bench-loader"}};
+                       {"bench", "bench-loader"}, "",
+                       {{"bench", kSame, "Interleaved repetitions per configuration (median reported; a verdict "
+                                         "needs repeats whose runs differ beyond their spread)"}}};
 const FlagDef kTransform{"--transform", "eval", "eval (resize + center crop) or train (RandomResizedCrop + flip)",
                          group::kOwn, {"bench-loader", "preprocess"}};
 const FlagDef kBatch{"--batch", "", "The batch", group::kOwn, {"bench-loader", "forward"}, "",
