@@ -109,6 +109,8 @@ std::string cpu_peak_cache_path() {
 
 namespace {
 constexpr uint64_t kMaxCacheBytes = 1 << 20;  // a few hundred bytes per machine configuration
+// Above this no CPU's GEMM runs (1 PFLOP/s; large servers reach a few TFLOP/s): such an entry is damage, not a peak.
+constexpr double kMaxPlausibleCpuPeak = 1e15;
 
 // The cache file's object, or an empty one for a missing or malformed file (it is a cache: rebuilt, never fatal).
 nlohmann::json read_cache(const std::string& path) {
@@ -128,7 +130,7 @@ PeakFlops cached_cpu_peak(const std::string& path, const CpuPeakKey& key) {
   const nlohmann::json& e = j["peaks"][key.text()];
   if (!e.is_object() || !e.contains("flops_per_s") || !e["flops_per_s"].is_number()) return {};
   const double v = e["flops_per_s"].get<double>();
-  if (!std::isfinite(v) || v <= 0) return {};
+  if (!std::isfinite(v) || v <= 0 || v > kMaxPlausibleCpuPeak) return {};
   const std::string how = e.contains("how") && e["how"].is_string() ? e["how"].get<std::string>() : "";
   const std::string when = e.contains("when") && e["when"].is_string() ? e["when"].get<std::string>() : "";
   return {v, str("cached: ", how, ": ", int(v / 1e9), " GFLOP/s, measured ", when, " (", path,

@@ -41,7 +41,7 @@ const std::string& cpu_model_name();
 std::string cpu_peak_cache_path();
 // The peak cached for `key` in the file at `path`, its source saying it was measured earlier and where it is kept;
 // flops_per_s 0 when there is none. A missing, unreadable or malformed file, or an entry that is not a positive
-// finite number, counts as none (it is measured again and the file rewritten).
+// number a CPU could reach, counts as none (it is measured again and the file rewritten).
 PeakFlops cached_cpu_peak(const std::string& path, const CpuPeakKey& key);
 // Adds (or replaces) `key`'s entry: flops_per_s and `how` it was measured, with the date; the file is rewritten
 // atomically. Returns "" or why it could not be written (not an error: the run then says the peak is this run's).

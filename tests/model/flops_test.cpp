@@ -206,6 +206,9 @@ TEST(FlopsPeak, CpuPeaksAreCachedPerMachineConfiguration) {
   std::ofstream(path) << "{\"format\": \"bridgetune-cpu-peak-1\", \"peaks\": {\"" << fp32.text()
                       << "\": {\"flops_per_s\": -5}}}";
   EXPECT_EQ(cached_cpu_peak(path, fp32).flops_per_s, 0);
+  std::ofstream(path) << "{\"format\": \"bridgetune-cpu-peak-1\", \"peaks\": {\"" << fp32.text()
+                      << "\": {\"flops_per_s\": 1e300}}}";  // no CPU's (and its GFLOP/s would overflow an int)
+  EXPECT_EQ(cached_cpu_peak(path, fp32).flops_per_s, 0);
   EXPECT_EQ(store_cpu_peak(path, fp32, 99e9, "again"), "");  // a bad file is rewritten
   EXPECT_DOUBLE_EQ(cached_cpu_peak(path, fp32).flops_per_s, 99e9);
   if (old) setenv("XDG_CACHE_HOME", saved.c_str(), 1);
