@@ -28,7 +28,7 @@ build: configure
 # Only what the demo runs (the bridgetune program): tests and benchmarks build under `make build` / `make test`.
 demo: configure
 	cmake --build $(BUILD) -j $(JOBS) --target bridgetune
-	$(BUILD)/bridgetune train --output_dir runs/demo --overwrite_output_dir
+	$(BUILD)/bridgetune train --demo --output_dir runs/demo --overwrite_output_dir
 
 # Each phase in turn; a red one does not stop the others, and the end prints each phase's time (scripts/test_phases.sh).
 test:

@@ -25,25 +25,29 @@ except ImportError:  # the loader part still runs (--loader_only)
     Trainer = None
 
 
-def make_loader(data, tokenizer, batch_size, num_workers, seed, image_size=None, preprocessor=None, hub=None):
+def make_loader(data, tokenizer, batch_size, num_workers, seed, image_size=None, preprocessor=None, hub=None,
+                on_bad_sample="error"):
     """hub: revision, cache_dir, split, data_config for hub ids (DataLoader's keywords)."""
     return bridgetune.DataLoader(data, batch_size=batch_size, num_workers=num_workers, seed=seed, shuffle=True,
                                  drop_last=True, tokenizer=tokenizer, preprocessor=preprocessor,
-                                 image_size=image_size, transform="train", max_seq_length=128, **(hub or {}))
+                                 image_size=image_size, transform="train", max_seq_length=128,
+                                 on_bad_sample=on_bad_sample, **(hub or {}))
 
 
 if Trainer is not None:
     class BridgetuneTrainer(Trainer):
         """Trains from a bridgetune.DataLoader instead of a datasets.Dataset + torch DataLoader."""
 
-        def __init__(self, *args, train_data, model_dir, hub, **kwargs):
+        def __init__(self, *args, train_data, model_dir, hub, on_bad_sample="error", **kwargs):
             super().__init__(*args, **kwargs)
             self.train_data, self.model_dir, self.hub = train_data, model_dir, hub
+            self.on_bad_sample = on_bad_sample
 
         def get_train_dataloader(self):
             a = self.args
             return make_loader(self.train_data, self.model_dir, a.per_device_train_batch_size,
-                               a.dataloader_num_workers or 2, a.seed, preprocessor=self.model_dir, hub=self.hub)
+                               a.dataloader_num_workers or 2, a.seed, preprocessor=self.model_dir, hub=self.hub,
+                               on_bad_sample=self.on_bad_sample)
 
         def compute_loss(self, model, inputs, return_outputs=False, **kwargs):
             outputs = model(**inputs, return_loss=True)
@@ -65,6 +69,8 @@ def main():
     ap.add_argument("--num_train_epochs", type=float, default=1)
     ap.add_argument("--image_size", type=int)
     ap.add_argument("--loader_only", action="store_true", help="iterate one epoch of the loader, print shapes")
+    ap.add_argument("--on_bad_sample", choices=["error", "skip"], default="error",
+                    help="an unreadable image stops the run (error) or is left out and counted (skip)")
     args = ap.parse_args()
     tokenizer = args.tokenizer or args.model_name_or_path
     hub = {"revision": args.model_revision, "cache_dir": args.cache_dir, "split": args.split,
@@ -73,16 +79,17 @@ def main():
         if not args.loader_only:
             print("transformers is not installed: running the loader part only")
         loader = make_loader(args.data, tokenizer, args.per_device_train_batch_size, 2, 42, args.image_size,
-                             args.model_name_or_path, hub)
+                             args.model_name_or_path, hub, args.on_bad_sample)
         for batch in loader:
             shapes = {k: tuple(v.shape) for k, v in batch.items()}
-        print(f"{len(loader)} batches; last: {shapes}")
+        print(f"{len(loader)} batches; last: {shapes}; {loader.stats.get('skipped', 0)} bad samples skipped")
         return
     model = BridgeTowerForContrastiveLearning.from_pretrained(args.model_name_or_path, revision=args.model_revision,
                                                               cache_dir=args.cache_dir)
     targs = TrainingArguments(output_dir=args.output_dir, per_device_train_batch_size=args.per_device_train_batch_size,
                               num_train_epochs=args.num_train_epochs, remove_unused_columns=False)
-    BridgetuneTrainer(model=model, args=targs, train_data=args.data, model_dir=args.model_name_or_path, hub=hub).train()
+    BridgetuneTrainer(model=model, args=targs, train_data=args.data, model_dir=args.model_name_or_path, hub=hub,
+                      on_bad_sample=args.on_bad_sample).train()
 
 
 if __name__ == "__main__":

@@ -43,11 +43,14 @@ def main():
     ap.add_argument("--image_size", type=int, default=288)
     ap.add_argument("--num_workers", type=int, default=2)
     ap.add_argument("--checkpoint", help="save model + loader state here at the end")
+    ap.add_argument("--on_bad_sample", choices=["error", "skip"], default="error",
+                    help="an unreadable image stops the run (error) or is left out and counted (skip)")
     args = ap.parse_args()
 
     loader = bridgetune.DataLoader(args.data, batch_size=args.batch_size, num_workers=args.num_workers,
                                    image_size=args.image_size, tokenizer=args.tokenizer, transform="train",
-                                   max_seq_length=32, drop_last=True)  # a contrastive loss wants full batches
+                                   max_seq_length=32, drop_last=True,  # a contrastive loss wants full batches
+                                   on_bad_sample=args.on_bad_sample)
     model = TinyClip(len(bridgetune.Tokenizer(args.tokenizer)))
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     step, epoch = 0, 0
@@ -63,6 +66,9 @@ def main():
             if step == args.steps:
                 break
         epoch += 1
+    skipped = loader.stats.get("skipped", 0)
+    if skipped:
+        print(f"{skipped} bad samples skipped (--on_bad_sample skip)", flush=True)
     if args.checkpoint:
         torch.save({"model": model.state_dict(), "loader": loader.state_dict()}, args.checkpoint)
 

@@ -6,7 +6,7 @@ losses equal the uninterrupted run's; then checks that the model folder loads st
 Setup (transformers 4.30.2 + huggingface_hub 0.16.4 from ../shared/reference/setup_hf_reference.sh; accelerate 0.20.3
 from `fetch github:huggingface/accelerate`, `git archive v0.20.3 src | tar -x -C /tmp/accelerate_src` and a
 METADATA file "Name: accelerate / Version: 0.20.3" in /tmp/accelerate_src/src/accelerate-0.20.3.dist-info/):
-    bridgetune train --output_dir /tmp/m --max_steps 3          # a model folder (tiny preset, demo data)
+    bridgetune train --demo --output_dir /tmp/m --max_steps 3   # a model folder (tiny preset, demo data)
     bridgetune synth --out /tmp/d/train --n 200 --seed 1; bridgetune synth --out /tmp/d/validation --n 48 --seed 2
     PYTHONPATH=build/python:/tmp/transformers_src/src:/tmp/hfhub_src/src:/tmp/stubs:/tmp/accelerate_src/src \\
         /usr/bin/python3 scripts/hf_trainer_check.py /tmp/m /tmp/d /tmp/hf_out

@@ -562,8 +562,8 @@ def special_file_cases(tmp):
     run_case("special/dev_zero preprocess image", ["preprocess", img, "--out", os.path.join(tmp, "x.npy")], expect_ok=False)
 
 
-TRAIN_ARGS = ["--max_steps", "2", "--save_steps", "1", "--torch_threads", "1", "--eval_steps", "0", "--image_size", "32",
-              "--per_device_train_batch_size", "4"]
+TRAIN_ARGS = ["--demo", "--max_steps", "2", "--save_steps", "1", "--torch_threads", "1", "--eval_steps", "0",
+              "--image_size", "32", "--per_device_train_batch_size", "4"]
 
 
 def trained_run(tmp):

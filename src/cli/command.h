@@ -1,7 +1,7 @@
 // Each `bridgetune <command>` lives in its own file under src/cli/ (or src/cli/torch/ when it needs libtorch)
 // and registers itself with a static Registrar; main.cpp only dispatches. A command's setup function adds its
 // flags to the subcommand and sets its callback. Errors are thrown as bt::Error and printed by main as one
-// line, exit code 1.
+// line, exit code 1 (a usage error, found while the command line is read: 2, cli/usage_error.h).
 #pragma once
 #include <CLI/CLI.hpp>
 #include <functional>

@@ -32,8 +32,11 @@ const FlagDef kModelNameOrPath{
     "--model_name_or_path", "",
     "Checkpoint folder (config.json, model.safetensors or pytorch_model.bin, tokenizer files; e.g. a train "
     "--output_dir) or hub id (org/name) in the local HF cache",
-    group::kEssentials, {"train", "evaluate", "encode", "forward", "info", "search", "preprocess"}, "",
+    group::kEssentials, {"train", "evaluate", "encode", "forward", "info", "search", "preprocess", "bench"}, "",
     {{"search", kSame, "The model (default: the index's)"},
+     {"bench", kSame,
+      "Checkpoint folder or hub id (org/name) in the local HF cache to measure instead of --model_preset (your own "
+      "setup: with --data, --tokenizer_name, --on_bad_sample)"},
      {"preprocess", kSame,
       "Model folder or hub id (org/name) in the local HF cache: its vision image_size and its "
       "preprocessor_config.json mean/std"}}};
@@ -58,10 +61,26 @@ const FlagDef kModelPreset{"--model_preset", defaults::kModelPreset,
                            {{"info", "", "A preset's shapes instead of a checkpoint's: tiny|small|base|large"}}};
 const FlagDef kTokenizerName{
     "--tokenizer_name", "",
-    "Tokenizer folder or hub id (org/name) in the local HF cache: tokenizer.json, or vocab.json + merges.txt. "
-    "train/bench with --model_preset: its vocabulary sizes the text embeddings (default: a small BPE trained on "
-    "the captions)",
-    group::kModelData, {"train", "bench", "tokenize"}};
+    "Tokenizer folder or hub id (org/name) in the local HF cache: tokenizer.json, or vocab.json + merges.txt. With "
+    "--model_name_or_path: instead of the checkpoint's own (one without tokenizer files needs it); with "
+    "--model_preset: its vocabulary sizes the text embeddings (default: a BPE of --tokenizer_vocab_size trained "
+    "on the captions)",
+    group::kModelData, {"train", "evaluate", "encode", "bench", "tokenize"}, "",
+    {{"evaluate", kSame,
+      "Tokenizer folder or hub id (org/name) in the local HF cache (tokenizer.json, or vocab.json + merges.txt) "
+      "instead of the model folder's own: for a checkpoint without tokenizer files"},
+     {"encode", kSame,
+      "Tokenizer folder or hub id (org/name) in the local HF cache (tokenizer.json, or vocab.json + merges.txt) "
+      "instead of the model folder's own: for a checkpoint without tokenizer files (index.json records it for "
+      "search)"},
+     {"tokenize", kSame,
+      "The tokenizer: a folder or hub id (org/name) in the local HF cache with tokenizer.json, or vocab.json + "
+      "merges.txt"}}};
+const FlagDef kTokenizerVocabSize{
+    "--tokenizer_vocab_size", text(defaults::kBpeVocabSize),
+    "Ids of the BPE trained on the training captions when neither --model_name_or_path nor --tokenizer_name brings "
+    "a tokenizer (the preset's text embeddings take its size; at most: fewer when the captions run out of pairs)",
+    group::kModelData, {"train", "bench"}};
 
 // Data.
 const FlagDef kData{"--data", "", "The dataset: a captions file or folder, HF parquet or tar shards",
@@ -101,7 +120,7 @@ const FlagDef kCaptionColumn{"--caption_column", "", source::kCaptionColumnHelp,
 const FlagDef kOnBadSample{"--on_bad_sample", defaults::kOnBadSample,
                            "A corrupt or unreadable row or image stops the run (error) or is left out and counted "
                            "(skip): error|skip",
-                           group::kModelData, {"train", "evaluate", "encode", "bench-loader"}};
+                           group::kModelData, {"train", "evaluate", "encode", "bench", "bench-loader"}};
 const FlagDef kMaxLineBytes{"--max_line_bytes", text(data::kDefaultMaxLineBytes),
                             "Refuse a longer JSONL line or CSV record (a caption file's rows take a few KB)",
                             group::kModelData, kReaders};
@@ -138,8 +157,10 @@ const FlagDef kPerDeviceEvalBatchSize{"--per_device_eval_batch_size", text(defau
 const FlagDef kNumWorkers{"--dataloader_num_workers", text(defaults::kNumWorkers),
                           "Loader threads decoding images (0: load in the step loop)", group::kRuntime, kReaders};
 const FlagDef kMaxSeqLength{"--max_seq_length", text(defaults::kMaxSeqLength),
-                            "Caption truncation in tokens, </s> kept (tokenize: 0 for none)", group::kRuntime,
-                            {"train", "evaluate", "encode", "tokenize"}};
+                            "Caption truncation in tokens, </s> kept (unset: 128, or what the model's text positions "
+                            "hold when fewer; more than they hold is refused)",
+                            group::kRuntime, {"train", "evaluate", "encode", "tokenize"}, "",
+                            {{"tokenize", kSame, "Caption truncation in tokens, </s> kept (0: none)"}}};
 const FlagDef kImageSize{"--image_size", "0", "Square crop size in pixels (0: the model's vision image_size)",
                          group::kRuntime, {"train", "bench", "bench-loader", "preprocess"}, "",
                          {{"bench-loader", text(defaults::kLoaderImageSize),
@@ -188,8 +209,9 @@ const FlagDef kMediaDecode{"--media_decode", "auto",
                            group::kRuntime, kTrainAndBench};
 const FlagDef kMaxImagePixels{"--max_image_pixels", text(media::kDefaultMaxImagePixels),
                               "Refuse larger images from their header, as decompression bombs (Pillow's "
-                              "MAX_IMAGE_PIXELS)",
-                              group::kModelData, {"bench-loader", "preprocess"}};
+                              "MAX_IMAGE_PIXELS; --on_bad_sample skip leaves them out instead)",
+                              group::kModelData,
+                              {"train", "evaluate", "encode", "bench", "bench-loader", "preprocess"}};
 
 // The step-performance flags of issue 46 (cli/perf_flags.h registers them).
 const FlagDef kAttentionBackend{"--attention_backend", "auto",
@@ -214,7 +236,9 @@ const FlagDef kProfileSteps{"--profile_steps", "",
 const FlagDef kWorkers{"--workers", "0,1,2", "Loader worker counts to compare, comma-separated (e.g. 0,1,2)",
                        group::kOwn, {"bench", "bench-loader"}, "", {{"bench-loader", "[0,1,2]"}}};
 const FlagDef kRepeats{"--repeats", "3", "Interleaved repetitions per configuration (median reported)", group::kOwn,
-                       {"bench", "bench-loader"}};
+                       {"bench", "bench-loader"}, "",
+                       {{"bench", kSame, "Interleaved repetitions per configuration (median reported; a verdict "
+                                         "needs repeats whose runs differ beyond their spread)"}}};
 const FlagDef kTransform{"--transform", "eval", "eval (resize + center crop) or train (RandomResizedCrop + flip)",
                          group::kOwn, {"bench-loader", "preprocess"}};
 const FlagDef kBatch{"--batch", "", "The batch", group::kOwn, {"bench-loader", "forward"}, "",
@@ -238,8 +262,8 @@ const FlagDef kJson{"--json", "", "JSON output", group::kOwn, {"search", "bench-
 const std::vector<const FlagDef*>& flag_table() {
   using namespace flags;
   static const std::vector<const FlagDef*> table = {
-      &kModelNameOrPath, &kData, &kValidationFile, &kDatasetName, &kOutputDir, &kPerDeviceTrainBatchSize,
-      &kMaxSteps, &kModelRevision, &kCacheDir, &kModelPreset, &kTokenizerName, &kDatasetConfigName,
+      &kModelNameOrPath, &kData, &kValidationFile, &kDatasetName, &kOutputDir, &kPerDeviceTrainBatchSize, &kMaxSteps,
+      &kModelRevision, &kCacheDir, &kModelPreset, &kTokenizerName, &kTokenizerVocabSize, &kDatasetConfigName,
       &kDatasetRevision, &kSplit, &kMaxEvalSamples, &kImageColumn, &kCaptionColumn, &kOnBadSample, &kMaxLineBytes,
       &kMaxImageBytes, &kShuffleWindowRowGroups, &kMaxImagePixels, &kSeed, &kPerDeviceEvalBatchSize, &kNumWorkers,
       &kMaxSeqLength, &kImageSize, &kDevice, &kBf16, &kTorchThreads, &kMaxModelBytes, &kPrefetchBatches,

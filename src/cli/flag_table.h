@@ -65,6 +65,7 @@ struct FlagDef {
 
 namespace flags {
 extern const FlagDef kModelNameOrPath, kModelRevision, kCacheDir, kMaxModelBytes, kModelPreset, kTokenizerName;
+extern const FlagDef kTokenizerVocabSize;
 extern const FlagDef kDatasetName, kDatasetConfigName, kDatasetRevision, kSplit, kMaxEvalSamples;
 extern const FlagDef kImageColumn, kCaptionColumn, kOnBadSample, kMaxLineBytes, kMaxImageBytes;
 extern const FlagDef kPerDeviceTrainBatchSize, kPerDeviceEvalBatchSize, kNumWorkers, kMaxSeqLength, kImageSize;

@@ -7,6 +7,7 @@
 #include "cli/args.h"
 #include "cli/command.h"
 #include "cli/flag_table.h"
+#include "cli/usage_error.h"
 #include "common/error.h"
 #include "common/paths.h"
 #include "common/runtime.h"
@@ -42,13 +43,21 @@ int main(int argc, char** argv) {
     c.setup(*sub);
   }
   app.set_version_flag("--version", std::string("bridgetune ") + BT_VERSION);
+  // Until the command line is read (CLI11 runs the top level's parse-complete callback after every flag was read
+  // and checked, before the command's own callback), a bt::Error is a usage error: an unknown flag, a word flag's
+  // value (cli/usage_error.h).
+  bool command_line_read = false;
+  app.parse_complete_callback([&command_line_read] { command_line_read = true; });
   try {
     // HF conventions (args file, last wins, `--flag True`, suggestions): cli/args.h. CLI11 takes them reversed.
     std::vector<std::string> args = bt::cli::normalize_args(app, std::vector<std::string>(argv + 1, argv + argc));
     std::reverse(args.begin(), args.end());
     app.parse(args);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::Success& e) {  // --help, --version
     return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "error: %s\n", bt::error_line(bt::cli::usage_error_line(app, e)).c_str());
+    return bt::cli::kUsageExitCode;
   } catch (const bt::StopRequested& e) {
     std::fprintf(stderr, "%s\n", bt::error_line(e.what()).c_str());
     return e.exit_code();
@@ -59,7 +68,7 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     // Messages quote file names and member names from the data: escape control bytes (common/terminal.h).
     std::fprintf(stderr, "error: %s\n", bt::error_line(e.what()).c_str());
-    return 1;
+    return command_line_read ? 1 : bt::cli::kUsageExitCode;
   }
   return 0;
 }

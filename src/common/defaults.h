@@ -11,6 +11,8 @@ namespace bt::defaults {
 inline constexpr int kNumWorkers = 2;
 // --max_seq_length: caption truncation in tokens (the HF example's default).
 inline constexpr int kMaxSeqLength = 128;
+// --tokenizer_vocab_size (train, bench): the ids of the BPE trained on the captions when no tokenizer is given.
+inline constexpr int kBpeVocabSize = 1024;
 // --seed: initialisation, data order, crops, dropout (HF's TrainingArguments default).
 inline constexpr uint64_t kSeed = 42;
 // --per_device_train_batch_size / --per_device_eval_batch_size (HF's is 8; 16 keeps a CPU's cores busy without

@@ -12,10 +12,13 @@
 //    rank of its image and the best-scoring images. Both atomically.
 //  - Every check that can fail on user input runs before anything is written.
 #pragma once
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "common/defaults.h"
+#include "media/transform.h"
 #include "source/source.h"
 
 namespace bt::eval {
@@ -29,6 +32,7 @@ enum class EvalTask { kAuto, kMatching, kRetrieval };
 
 struct EvaluateOptions {
   std::string model_name_or_path;
+  std::string tokenizer_name;   // a tokenizer folder instead of the model's own ("": the model folder's)
   std::string data;             // --validation_file
   EvalTask task = EvalTask::kAuto;
   std::string output_dir;
@@ -37,7 +41,8 @@ struct EvaluateOptions {
   int per_device_eval_batch_size = kDefaultEvalBatchSize;
   int dataloader_num_workers = defaults::kNumWorkers;
   int64_t max_eval_samples = 0;  // > 0: only the first N rows (0 or negative: all; the same as train's)
-  int max_seq_length = defaults::kMaxSeqLength;
+  std::optional<int> max_seq_length;  // unset: defaults::kMaxSeqLength capped to the model's text positions
+  uint64_t max_image_pixels = media::kDefaultMaxImagePixels;  // --max_image_pixels
   std::string device = defaults::kDevice;
   bool bf16 = false;
   bool quiet = false;

@@ -10,9 +10,11 @@
 // Search is exact (one matrix product): fine up to a few million rows per GB of embeddings in RAM.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "common/defaults.h"
+#include "media/transform.h"
 #include "source/source.h"
 #include "eval/evaluate_run.h"
 
@@ -20,13 +22,15 @@ namespace bt::index {
 
 struct EncodeOptions {
   std::string model_name_or_path;  // a folder (hub ids are resolved by the CLI)
+  std::string tokenizer_name;      // a tokenizer folder instead of the model's own ("": the model folder's)
   std::string data;                // anything train reads: captions file/folder, parquet, tar shards
   std::string output_dir;
   source::ReadOptions read;  // --image_column, --caption_column, --on_bad_sample, --max_line_bytes
   int per_device_eval_batch_size = eval::kDefaultEvalBatchSize;
   int dataloader_num_workers = defaults::kNumWorkers;
   int torch_threads = 0;           // 0: model::torch_threads_for
-  int max_seq_length = defaults::kMaxSeqLength;
+  std::optional<int> max_seq_length;  // unset: defaults::kMaxSeqLength capped to the model's text positions
+  uint64_t max_image_pixels = media::kDefaultMaxImagePixels;  // --max_image_pixels
   std::string device = defaults::kDevice;
   bool bf16 = false;
   bool quiet = false;

@@ -1,10 +1,12 @@
 #include "model/config.h"
 
+#include <algorithm>
 #include <climits>
 #include <fstream>
 #include <sstream>
 
 #include "common/atomic_file.h"
+#include "common/defaults.h"
 #include "common/error.h"
 #include "common/file_gate.h"
 #include "common/json.h"
@@ -260,6 +262,26 @@ BridgeTowerConfig load_pretrained_config(const std::string& dir) {
 void save_config(const BridgeTowerConfig& c, const std::string& path) {
   std::string text = c.to_json().dump(2) + "\n";
   bt::write_file_atomic(path, text);
+}
+
+int max_text_tokens(const TextConfig& t) { return t.max_position_embeddings - t.pad_token_id - 1; }
+
+int resolve_max_seq_length(const std::optional<int>& given, const TextConfig& t) {
+  const int most = max_text_tokens(t);
+  if (!given) return std::min(defaults::kMaxSeqLength, most);
+  if (*given < 3) fail("--max_seq_length must be >= 3 (<s>, a token, </s>; got ", *given, ")");
+  if (*given > most)
+    fail("--max_seq_length ", *given, ": the model's text position embeddings hold at most ", most, " tokens "
+         "(text_config.max_position_embeddings ", t.max_position_embeddings, " after the padding offset): give ",
+         most, " or less (or leave it out: the model's limit)");
+  return *given;
+}
+
+void check_vocab_fits(size_t ids, const TextConfig& t, const std::string& named) {
+  if (ids <= static_cast<size_t>(t.vocab_size)) return;
+  fail("the tokenizer (", named, ") has ", ids, " ids but the model's text embeddings hold ", t.vocab_size,
+       " (text_config.vocab_size): use the model's own tokenizer, or one of at most ", t.vocab_size,
+       " ids (train --tokenizer_vocab_size N builds one from the captions)");
 }
 
 BridgeTowerConfig preset(const std::string& name) {

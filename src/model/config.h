@@ -4,6 +4,7 @@
 // `image` is the model folder's other half, preprocessor_config.json's normalisation (model/preprocessor.h).
 #pragma once
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "model/preprocessor.h"
@@ -78,6 +79,17 @@ BridgeTowerConfig load_config(const std::string& path);
 BridgeTowerConfig load_pretrained_config(const std::string& dir);
 // Written atomically.
 void save_config(const BridgeTowerConfig& c, const std::string& path);
+
+// The tokens one caption may hold, <s> and </s> included: the text position embeddings less RoBERTa's offset
+// (positions start after the padding id).
+int max_text_tokens(const TextConfig& t);
+// --max_seq_length as a command uses it with this model: the flag's value when given (a value past
+// max_text_tokens is refused naming the flag and the model's limit, before anything runs), else the default
+// (defaults::kMaxSeqLength) capped to what the model holds.
+int resolve_max_seq_length(const std::optional<int>& given, const TextConfig& t);
+// Refuses a tokenizer of `ids` ids (`named`: how the error names it, e.g. "--tokenizer_name DIR") for text
+// embeddings of fewer rows: an id past the table cannot be embedded (libtorch's "index out of range", a CUDA assert).
+void check_vocab_fits(size_t ids, const TextConfig& t, const std::string& named);
 
 // tiny (tests/demo) | small (compute-bound on 2 CPU cores) | base (BridgeTower/bridgetower-base) |
 // large (BridgeTower/bridgetower-large-itm-mlm-itc). Throws bt::Error for other names.

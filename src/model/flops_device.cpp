@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <map>
 #include <mutex>
 
+#include "common/cpu_isa.h"
 #include "common/error.h"
 #include "kernels/autocast.h"
 #include "kernels/gemm/gemm.h"
@@ -17,6 +19,10 @@ namespace bt::model {
 
 namespace {
 
+// Measured once per machine (the cache keeps it), so it can take its time: the best of kTimedRuns after a warm-up.
+// The best, not the mean: another process's load only ever slows a run down.
+constexpr int kTimedRuns = 12;
+
 // FLOP/s of an n^3 product through kernels::linear in this precision (bf16: under CPU autocast, as training runs it).
 double measure_cpu_gemm(bool bf16) {
   constexpr int64_t n = 1024;
@@ -24,7 +30,7 @@ double measure_cpu_gemm(bool bf16) {
   const torch::Tensor x = torch::randn({n, n}), w = torch::randn({n, n});
   kernels::AutocastScope autocast(bf16, torch::kCPU);
   double best = std::numeric_limits<double>::infinity();
-  for (int i = 0; i < 4; ++i) {  // the first is a warm-up (oneDNN's kernel selection, first-touch pages)
+  for (int i = 0; i <= kTimedRuns; ++i) {  // the first is a warm-up (oneDNN's kernel selection, first-touch pages)
     const auto t0 = std::chrono::steady_clock::now();
     const torch::Tensor y = kernels::linear(x, w, torch::Tensor());
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -33,20 +39,28 @@ double measure_cpu_gemm(bool bf16) {
   return 2.0 * n * n * n / best;
 }
 
+// The peak of this machine for the key (CPU, ISA path, kernel, precision, threads): the cache file's when it has one
+// (model/flops_peak.h), else measured now and stored there; once per process either way.
 PeakFlops cpu_peak(MatmulPrecision p) {
   static std::mutex mu;
-  static PeakFlops cached[2];  // fp32, bf16: measured once per process
+  static std::map<std::string, PeakFlops> known;
   const bool bf16 = p == MatmulPrecision::kBf16;
+  const CpuPeakKey key{cpu_model_name(), describe_cpu(cpu_isa()),
+                       bf16 ? kernels::cpu_bf16_gemm_name() : kernels::cpu_gemm_name(), bf16 ? "bf16" : "fp32",
+                       torch::get_num_threads()};
   std::lock_guard<std::mutex> lock(mu);
-  PeakFlops& c = cached[bf16 ? 1 : 0];
+  if (const auto it = known.find(key.text()); it != known.end()) return it->second;
+  const std::string path = cpu_peak_cache_path();
+  PeakFlops c = cached_cpu_peak(path, key);
   if (c.flops_per_s == 0) {
     c.flops_per_s = measure_cpu_gemm(bf16);
-    // The words runs have always reported ("kernels::linear": the kernel's name before it moved to src/kernels).
-    c.source = str("measured: this CPU's ", bf16 ? "bf16" : "fp32", " GEMM (",
-                   bf16 ? kernels::cpu_bf16_gemm_name() : kernels::cpu_gemm_name(),
-                   ", 1024^3 through kernels::linear, best of 3, ", torch::get_num_threads(), " threads): ",
-                   int(c.flops_per_s / 1e9), " GFLOP/s");
+    const std::string how = str("this CPU's ", key.precision, " GEMM (", key.kernel, ", 1024^3 through kernels::linear, "
+                                "best of ", kTimedRuns, ", ", key.threads, " threads)");
+    const std::string why = store_cpu_peak(path, key, c.flops_per_s, how);
+    c.source = str("measured now: ", how, ": ", int(c.flops_per_s / 1e9), " GFLOP/s",
+                   why.empty() ? str(", cached in ", path, " for the next runs") : str(" (not cached: ", why, ")"));
   }
+  known[key.text()] = c;
   return c;
 }
 

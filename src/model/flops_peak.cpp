@@ -1,8 +1,18 @@
 #include "model/flops_peak.h"
 
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
+
+#include "common/atomic_file.h"
+#include "common/error.h"
+#include "common/file_gate.h"
+#include "common/json.h"
 
 namespace bt::model {
 
@@ -67,6 +77,83 @@ PeakFlops gpu_peak_flops(const std::string& device_name, MatmulPrecision p) {
     return {tflops * 1e12, std::string(g.source) + ", " + precision_name(p) + " dense"};
   }
   return {0, "no peak known for GPU '" + device_name + "' (model/flops_peak.cpp's table)"};
+}
+
+std::string CpuPeakKey::text() const {
+  return str(cpu_model.empty() ? std::string("unknown CPU") : cpu_model, " | ", isa, " | ", kernel, " | ", precision,
+             " | ", threads, threads == 1 ? " thread" : " threads");
+}
+
+const std::string& cpu_model_name() {
+  static const std::string name = [] {
+    std::ifstream in("/proc/cpuinfo");
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
+        std::string v = line.substr(line.find(':') + 1);
+        const size_t a = v.find_first_not_of(' ');
+        return a == std::string::npos ? std::string() : v.substr(a);
+      }
+    return std::string();
+  }();
+  return name;
+}
+
+std::string cpu_peak_cache_path() {
+  namespace fs = std::filesystem;
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg && *xdg == '/') return (fs::path(xdg) / "bridgetune" / "cpu_peak.json").string();
+  const char* home = std::getenv("HOME");
+  if (home && *home == '/') return (fs::path(home) / ".cache" / "bridgetune" / "cpu_peak.json").string();
+  return "";
+}
+
+namespace {
+constexpr uint64_t kMaxCacheBytes = 1 << 20;  // a few hundred bytes per machine configuration
+// Above this no CPU's GEMM runs (1 PFLOP/s; large servers reach a few TFLOP/s): such an entry is damage, not a peak.
+constexpr double kMaxPlausibleCpuPeak = 1e15;
+
+// The cache file's object, or an empty one for a missing or malformed file (it is a cache: rebuilt, never fatal).
+nlohmann::json read_cache(const std::string& path) {
+  std::vector<uint8_t> bytes;
+  if (path.empty() || !try_read_regular_file(path, bytes, kMaxCacheBytes).empty()) return nlohmann::json::object();
+  nlohmann::json j = try_parse_json(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  return j.is_object() && j.value("format", "") == "bridgetune-cpu-peak-1" && j.contains("peaks") &&
+                 j["peaks"].is_object()
+             ? j
+             : nlohmann::json::object();
+}
+}  // namespace
+
+PeakFlops cached_cpu_peak(const std::string& path, const CpuPeakKey& key) {
+  const nlohmann::json j = read_cache(path);
+  if (!j.contains("peaks") || !j["peaks"].contains(key.text())) return {};
+  const nlohmann::json& e = j["peaks"][key.text()];
+  if (!e.is_object() || !e.contains("flops_per_s") || !e["flops_per_s"].is_number()) return {};
+  const double v = e["flops_per_s"].get<double>();
+  if (!std::isfinite(v) || v <= 0 || v > kMaxPlausibleCpuPeak) return {};
+  const std::string how = e.contains("how") && e["how"].is_string() ? e["how"].get<std::string>() : "";
+  const std::string when = e.contains("when") && e["when"].is_string() ? e["when"].get<std::string>() : "";
+  return {v, str("cached: ", how, ": ", int(v / 1e9), " GFLOP/s, measured ", when, " (", path,
+                 "; delete it to measure again)")};
+}
+
+std::string store_cpu_peak(const std::string& path, const CpuPeakKey& key, double flops_per_s, const std::string& how) {
+  if (path.empty()) return "no cache folder ($XDG_CACHE_HOME and $HOME are unset)";
+  nlohmann::json j = read_cache(path);
+  j["format"] = "bridgetune-cpu-peak-1";
+  char when[32];
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  std::strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &utc);
+  j["peaks"][key.text()] = {{"flops_per_s", flops_per_s}, {"how", how}, {"when", when}};
+  try {
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    write_file_atomic(path, j.dump(1) + "\n");
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
 }
 
 nlohmann::json utilization_json(double model_flops_per_s, const PeakFlops& peak) {

@@ -1,9 +1,12 @@
 // The report of `bridgetune bench`: one row per configuration (loader workers x media pipeline, plus the
 // in-memory upper bound), as a markdown table, JSON and a PNG bar chart, and the verdict line naming the
 // bottleneck. A run is data-bound when its step loop waited for data more than kDataBoundWaitPercent of the
-// time or it stays below kComputeBoundFraction of the in-memory upper bound. On CPU the in-memory bound is also
-// measured in the other precision (fp32 / bf16), and precision_note() says which is faster here. Every row says
-// how much memory its steps took, and the model FLOPs per second it reached (TFLOP/s, MFU).
+// time, or when it is clearly slower than the in-memory upper bound (the loader's workers take the model's cores).
+// On CPU the in-memory bound is also measured in the other precision (fp32 / bf16), and precision_note() says which
+// is faster here. "Clearly" (clearly_faster): each row measured kVerdictRuns times or more (--repeats) and the
+// slower row's fastest run more than kClearMargin below the faster row's slowest, i.e. a gap above the spread of
+// the runs themselves; otherwise the report says "no clear difference". Every row says how much memory its steps
+// took, and the model FLOPs per second it reached (TFLOP/s, MFU).
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -16,7 +19,8 @@
 namespace bt::report {
 
 inline constexpr double kDataBoundWaitPercent = 3.0;
-inline constexpr double kComputeBoundFraction = 0.97;
+inline constexpr int kVerdictRuns = 2;
+inline constexpr double kClearMargin = 0.03;
 
 struct BenchRow {
   std::string label;  // "workers 2", "workers 2 + GPU media", "in-memory batches"
@@ -38,9 +42,15 @@ struct BenchRow {
   // source. tflops_per_s and mfu follow from them at the row's samples/s.
   double model_flops_per_sample = 0, peak_flops = 0;
   std::string peak_source;
+  // Each repeat's samples/s (samples_per_s is their median); empty: the one figure samples_per_s.
+  std::vector<double> runs = {};
   double tflops_per_s() const { return model_flops_per_sample * samples_per_s / 1e12; }
   std::optional<double> mfu() const;  // of the peak, 0..1; none without a peak
+  std::vector<double> run_values() const { return runs.empty() ? std::vector<double>{samples_per_s} : runs; }
 };
+
+// Whether `a` is faster than `b` beyond the runs' own spread (see above).
+bool clearly_faster(const BenchRow& a, const BenchRow& b);
 
 struct BenchReport {
   std::string title;  // preset, batch, image size, device

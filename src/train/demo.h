@@ -1,6 +1,6 @@
-// The built-in demo: `bridgetune train` without data flags fine-tunes the tiny preset on generated New-Yorker-like
-// cartoons whose captions say what each picture shows. Whether a run is the demo, and its recipe, are decided once,
-// in resolve_settings (train/run_settings.h), from what is here.
+// The built-in demo: `bridgetune train --demo` (or with no flag at all, `make demo`'s) fine-tunes the tiny preset
+// on generated New-Yorker-like cartoons whose captions say what each picture shows. Whether a run is the demo, and
+// its recipe, are decided once, in resolve_settings (train/run_settings.h), from what is here.
 //
 // Its recipe replaces the defaults of the flags the user did not give: a tiny model from scratch wants a large
 // learning rate and no dropout; 3 epochs (train's default) of kTrainRows rows (~560 steps, about a minute and a half

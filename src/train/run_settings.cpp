@@ -2,6 +2,8 @@
 #include "train/run_settings.h"
 
 #include <cmath>
+#include <optional>
+#include <utility>
 
 #include "common/device_name.h"
 #include "common/error.h"
@@ -39,7 +41,13 @@ void resolve_data(const TrainOptions& o, const TrainInputs& in, RunSettings& s) 
   if (!o.train_mix_weights.empty() && o.train_mix_files.empty())
     fail("--train_mix_weights needs several --train_file (one weight each: --train_file a --train_file b "
          "--train_mix_weights 0.7,0.3)");
-  s.demo = s.train_path.empty() && in.train;
+  if (o.demo && !s.train_path.empty())
+    fail("--demo trains on its own generated data: give it without ", s.train_flag, " (or drop --demo)");
+  if (o.demo && !in.train) fail("--demo trains the demo model: it needs training (--do_train, or no --do_* flag)");
+  if (s.train_path.empty() && in.train && !o.demo)
+    fail("no training data: give --train_file (or --train_shards, --dataset_name); --demo trains on the built-in "
+         "demo's generated cartoons instead");
+  s.demo = o.demo;
   if (s.demo) {
     if (!o.validation_file.empty()) fail("--validation_file needs --train_file (the demo makes its own split)");
     s.train_path = demo::train_dir(o.output_dir);
@@ -74,6 +82,34 @@ void resolve_precision(const TrainOptions& o, RunSettings& s) {
   }
 }
 
+// Flags that together do nothing or contradict each other (issue 57): each refused, or explained, in one line.
+void check_combinations(const TrainOptions& o, const TrainInputs& in, RunSettings& s) {
+  if (in.train && s.eval.strategy != IntervalStrategy::kNo && s.validation_path.empty())
+    fail(o.eval_strategy ? str("--eval_strategy ", strategy_name(*o.eval_strategy))
+                         : str("--eval_steps ", o.eval_steps.value_or(0)),
+         " evaluates during training, but there is no validation data: give --validation_file (or --dataset_name "
+         "with a validation split)");
+  auto frozen_rate = [](bool frozen, const std::optional<double>& rate, const char* freeze, const char* flag) {
+    if (frozen && rate)
+      fail(freeze, " keeps that tower's weights fixed, so ", flag, " ", *rate, " would have no effect: drop one of them");
+  };
+  frozen_rate(o.freeze_vision_model, o.vision_learning_rate, "--freeze_vision_model", "--vision_learning_rate");
+  frozen_rate(o.freeze_text_model, o.text_learning_rate, "--freeze_text_model", "--text_learning_rate");
+  for (const auto& [rate, flag] : {std::pair{o.vision_learning_rate, "--vision_learning_rate"},
+                                   std::pair{o.text_learning_rate, "--text_learning_rate"},
+                                   std::pair{o.cross_modal_learning_rate, "--cross_modal_learning_rate"}}) {
+    if (!rate) continue;
+    if (!(*rate >= 0)) fail(flag, " must be >= 0 (got ", *rate, ")");
+    if (*rate > 0 && !(s.learning_rate > 0))
+      fail(flag, " ", *rate, " needs --learning_rate > 0: each part's rate follows its schedule as a factor of it");
+  }
+  // Explained, not refused: a preset's LoRA run still measures LoRA's speed and memory (bench/lora).
+  if (o.lora_rank > 0 && o.model_name_or_path.empty() && o.resume_from_checkpoint.empty())
+    s.notes.push_back(str("note: --lora_rank ", o.lora_rank, " without --model_name_or_path: the adapters train beside "
+                          "the --model_preset ", o.model_preset, "'s randomly initialised, frozen weights, which "
+                          "learns little; to learn, fine-tune a checkpoint, or train the preset fully (no --lora_rank)"));
+}
+
 }  // namespace
 
 const char* strategy_name(IntervalStrategy s) {
@@ -95,6 +131,7 @@ RunSettings resolve_settings(const TrainOptions& o, const TrainInputs& in) {
   resolve_intervals(o, s);
   s.schedule = parse_schedule_type(o.lr_scheduler_type);
   resolve_precision(o, s);
+  check_combinations(o, in, s);
   s.use_media_pipeline = o.use_media_pipeline || in.media_pipeline;
   s.eval_at_end = in.eval_at_end;
   s.tensorboard_dir = in.tensorboard_dir;

@@ -4,8 +4,9 @@
 // torch/train_setup.h, which calls both).
 //
 // Decided here and nowhere else:
-//  - the data: the caller's split (--dataset_name), else --train_file / --train_shards; none (and training): the
-//    built-in demo (train/demo.h), whose recipe fills the flags the user did not give;
+//  - the data: the caller's split (--dataset_name), else --train_file / --train_shards; --demo: the built-in demo
+//    (train/demo.h), whose recipe fills the flags the user did not give; training without data and without --demo
+//    is refused naming the flags (a user naming a model or an output folder meant their own data);
 //  - defaults of the flags whose default depends on the run (batch, learning rate, warm-up ratio, dropout, logging
 //    steps, eval/save intervals);
 //  - HF's strategies as intervals: --eval_strategy steps without --eval_steps evaluates every --logging_steps,

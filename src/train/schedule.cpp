@@ -53,4 +53,12 @@ double Schedule::lr_factor(int64_t step) const {
   return 1.0;
 }
 
+int64_t first_schedule_difference(const Schedule& was, const Schedule& now, int64_t from) {
+  for (int64_t step = std::max<int64_t>(from, 0); step < now.total_steps; ++step) {
+    const double a = was.lr_factor(std::min(step, was.total_steps)), b = now.lr_factor(step);
+    if (std::fabs(a - b) > 1e-12 * std::max(1.0, std::fabs(a))) return step;
+  }
+  return -1;
+}
+
 }  // namespace bt::train

@@ -25,4 +25,10 @@ struct Schedule {
   double lr_factor(int64_t step) const;
 };
 
+// A resumed run continues `was` (the checkpoint's schedule) from step `from` under `now` (this run's plan): the
+// first step in [from, now.total_steps) whose rate differs, as `was` would have trained it (past its end: its last
+// rate, the run having finished), or -1 when none does -- a constant rate extended, or the same plan. Any other
+// step count, type or warm-up makes the rate jump under the saved optimizer (issue 57: the resume says so).
+int64_t first_schedule_difference(const Schedule& was, const Schedule& now, int64_t from);
+
 }  // namespace bt::train

@@ -46,10 +46,15 @@ struct TrainOptions {
   std::string model_revision = defaults::kHubRevision;  // hub ids: branch, tag or 40-hex commit in the local HF cache
   std::string cache_dir;                // hub ids: the HF hub cache (empty: $HF_HUB_CACHE, $HF_HOME/hub, ...)
   std::string model_preset = defaults::kModelPreset;
-  std::string tokenizer_name;  // tokenizer folder (vocab.json + merges.txt or tokenizer.json) for a preset model;
-                               // empty: the checkpoint's, else a small BPE trained on the training captions
+  std::string tokenizer_name;  // tokenizer folder (vocab.json + merges.txt or tokenizer.json): a preset model's, or
+                               // instead of a checkpoint's own; empty: the checkpoint's, else a BPE trained on the
+                               // training captions of tokenizer_vocab_size ids
+  int tokenizer_vocab_size = defaults::kBpeVocabSize;
   std::string train_file, validation_file;  // captions file/folder, tar shards, or parquet (auto-detected)
   std::string train_shards;                 // WebDataset tar shards (pattern); alternative to train_file
+  // --demo: the built-in demo (train/demo.h) on its generated data. Without it, training with no data is refused
+  // (the CLI also sets it for `bridgetune train` given no flag at all: `make demo`'s command).
+  bool demo = false;
   // Several --train_file (repeated, or a comma list): all of them in order, mixed with HF's interleave_datasets
   // semantics (source/mixed_source.h, loader/mix_order.h); train_file is then the first. Empty for one file.
   std::vector<std::string> train_mix_files;
@@ -81,9 +86,10 @@ struct TrainOptions {
   int max_nonfinite_steps = 3;
   uint64_t seed = defaults::kSeed;
   bool freeze_vision_model = false, freeze_text_model = false, freeze_text_pooler = true;
-  // Fine-tuning controls (train/torch/param_setup.h): per-part learning rates (0: --learning_rate), layer-wise
-  // decay across each tower's depth (1: none), the first N layers of a tower frozen (embeddings + N blocks).
-  double vision_learning_rate = 0, text_learning_rate = 0, cross_modal_learning_rate = 0;
+  // Fine-tuning controls (train/torch/param_setup.h): per-part learning rates (unset: --learning_rate's; 0 is a
+  // rate of 0: the part stays as loaded), layer-wise decay across each tower's depth (1: none), the first N layers
+  // of a tower frozen (embeddings + N blocks).
+  std::optional<double> vision_learning_rate, text_learning_rate, cross_modal_learning_rate;
   double layer_decay = 1.0;
   int freeze_vision_layers = 0, freeze_text_layers = 0;
   // The contrastive loss's temperature and labels: logit_scale's starting value (the log of the inverse
@@ -101,7 +107,9 @@ struct TrainOptions {
   std::string lora_target_modules = model::kDefaultLoraTargets;
   std::string lora_modules_to_save = model::kDefaultLoraModulesToSave;
   bool merge_lora = false;
-  int max_seq_length = defaults::kMaxSeqLength;
+  // unset: defaults::kMaxSeqLength capped to the model's text positions; given: refused past them (before any
+  // step; model/config.h resolve_max_seq_length)
+  std::optional<int> max_seq_length;
   // Data pipeline.
   int dataloader_num_workers = defaults::kNumWorkers;
   int prefetch_batches = defaults::kPrefetchBatches;
@@ -112,6 +120,7 @@ struct TrainOptions {
   media::AugmentOptions train_transform;  // --train_transform preset + overrides; eval: the reference's resize + crop
   int decoded_cache_mb = defaults::kDecodedCacheMb;
   bool jpeg_dct_scaling = true;
+  uint64_t max_image_pixels = media::kDefaultMaxImagePixels;  // --max_image_pixels: larger images are refused
   // Runtime.
   std::string device = defaults::kDevice;
   bool bf16 = false;

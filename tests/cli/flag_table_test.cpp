@@ -42,8 +42,12 @@ TEST(FlagTable, OptionsStructsStartFromTheTablesDefaults) {
   EXPECT_EQ(shown(e.dataloader_num_workers), flags::kNumWorkers.default_text);
   EXPECT_EQ(shown(enc.dataloader_num_workers), flags::kNumWorkers.default_text);
   EXPECT_EQ(shown(l.num_workers), flags::kNumWorkers.default_text);
-  for (int v : {t.max_seq_length, e.max_seq_length, enc.max_seq_length})
-    EXPECT_EQ(shown(v), flags::kMaxSeqLength.default_text);
+  // Unset: the default, capped to the model's text positions (model/config.h resolve_max_seq_length).
+  EXPECT_TRUE(!t.max_seq_length && !e.max_seq_length && !enc.max_seq_length);
+  EXPECT_EQ(shown(defaults::kMaxSeqLength), flags::kMaxSeqLength.default_text);
+  EXPECT_EQ(shown(t.tokenizer_vocab_size), flags::kTokenizerVocabSize.default_text);
+  for (uint64_t v : {t.max_image_pixels, e.max_image_pixels, enc.max_image_pixels})
+    EXPECT_EQ(shown(v), flags::kMaxImagePixels.default_text);
   for (int v : {t.per_device_eval_batch_size, e.per_device_eval_batch_size, enc.per_device_eval_batch_size})
     EXPECT_EQ(shown(v), flags::kPerDeviceEvalBatchSize.default_text);
   EXPECT_EQ(shown(train::RunSettings{}.train_batch), flags::kPerDeviceTrainBatchSize.default_text);

@@ -7,6 +7,10 @@
 // a closed form for the large preset, and the peak table (model/flops_peak.h).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -165,6 +169,51 @@ TEST(FlopsPeak, UtilizationKeys) {
   const auto none = utilization_json(1e12, {});
   EXPECT_TRUE(none["mfu"].is_null());
   EXPECT_TRUE(none["peak_tflops"].is_null());
+}
+
+// Issue 57: the CPU peak is measured once per machine configuration and kept in a cache file under the user's cache
+// folder (XDG_CACHE_HOME), keyed by CPU, instruction-set path, kernel, precision and threads; a malformed file or
+// entry is none (measured again), never an error.
+TEST(FlopsPeak, CpuPeaksAreCachedPerMachineConfiguration) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("bt_peak_cache_" + std::to_string(getpid()));
+  fs::remove_all(root);
+  const char* old = std::getenv("XDG_CACHE_HOME");
+  const std::string saved = old ? old : "";
+  setenv("XDG_CACHE_HOME", root.c_str(), 1);
+  const std::string path = cpu_peak_cache_path();
+  EXPECT_EQ(path, (root / "bridgetune" / "cpu_peak.json").string());
+  const CpuPeakKey fp32{"Some CPU @ 2.0GHz", "AVX2, bf16 emulated", "onednn sgemm", "fp32", 2};
+  CpuPeakKey bf16 = fp32;
+  bf16.precision = "bf16";
+  EXPECT_EQ(cached_cpu_peak(path, fp32).flops_per_s, 0);  // nothing cached yet
+  EXPECT_EQ(store_cpu_peak(path, fp32, 121e9, "this CPU's fp32 GEMM (best of 12)"), "");
+  const PeakFlops p = cached_cpu_peak(path, fp32);
+  EXPECT_DOUBLE_EQ(p.flops_per_s, 121e9);
+  EXPECT_EQ(p.source.rfind("cached: this CPU's fp32 GEMM (best of 12): 121 GFLOP/s, measured ", 0), 0u) << p.source;
+  EXPECT_NE(p.source.find(path), std::string::npos) << p.source;
+  EXPECT_EQ(cached_cpu_peak(path, bf16).flops_per_s, 0);  // another key: measured apart
+  CpuPeakKey threads = fp32;
+  threads.threads = 1;
+  EXPECT_EQ(cached_cpu_peak(path, threads).flops_per_s, 0);
+  EXPECT_EQ(store_cpu_peak(path, bf16, 300e9, "bf16"), "");
+  EXPECT_DOUBLE_EQ(cached_cpu_peak(path, fp32).flops_per_s, 121e9);  // kept beside the new entry
+  for (const char* bad : {"not json", "{\"format\": \"bridgetune-cpu-peak-1\", \"peaks\": []}",
+                          "{\"format\": \"bridgetune-cpu-peak-1\", \"peaks\": {\"x\": -1}}"}) {
+    std::ofstream(path) << bad;
+    EXPECT_EQ(cached_cpu_peak(path, fp32).flops_per_s, 0) << bad;
+  }
+  std::ofstream(path) << "{\"format\": \"bridgetune-cpu-peak-1\", \"peaks\": {\"" << fp32.text()
+                      << "\": {\"flops_per_s\": -5}}}";
+  EXPECT_EQ(cached_cpu_peak(path, fp32).flops_per_s, 0);
+  std::ofstream(path) << "{\"format\": \"bridgetune-cpu-peak-1\", \"peaks\": {\"" << fp32.text()
+                      << "\": {\"flops_per_s\": 1e300}}}";  // no CPU's (and its GFLOP/s would overflow an int)
+  EXPECT_EQ(cached_cpu_peak(path, fp32).flops_per_s, 0);
+  EXPECT_EQ(store_cpu_peak(path, fp32, 99e9, "again"), "");  // a bad file is rewritten
+  EXPECT_DOUBLE_EQ(cached_cpu_peak(path, fp32).flops_per_s, 99e9);
+  if (old) setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+  else unsetenv("XDG_CACHE_HOME");
+  fs::remove_all(root);
 }
 
 }  // namespace

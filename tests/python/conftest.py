@@ -18,6 +18,8 @@ TOKENIZER_DIR = os.path.join(REPO, "tests", "text", "fixtures", "tiny")
 # The module under test, for this process and the scripts it starts.
 sys.path.insert(0, os.path.join(BUILD, "python"))
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [os.path.join(BUILD, "python"), os.environ.get("PYTHONPATH")]))
+# What bridgetune caches for the user (the CPU peak behind MFU, model/flops_peak.h): the build's, never ~/.cache.
+os.environ["XDG_CACHE_HOME"] = os.path.join(BUILD, "test_xdg_cache")
 
 
 def run_cli(*args):

@@ -1,5 +1,6 @@
 """The examples run: the plain torch loop trains a few steps; the HF Trainer example compiles and runs its loader
 part (transformers is not installable here)."""
+import json
 import os
 import py_compile
 import subprocess
@@ -41,3 +42,22 @@ def test_hf_trainer_loader_from_hub_ids(data_dir, hub):
     out = run("hf_trainer.py", "--loader_only", "--data", data_dir, "--model_name_or_path", "bt-test/tiny",
               "--cache_dir", hub, "--per_device_train_batch_size", 16)
     assert "4 batches; last:" in out and "'pixel_values': (16, 3, 64, 64)" in out
+
+
+def test_examples_skip_bad_samples_when_asked(data_dir, tokenizer_dir, tmp_path):
+    """Issue 57: one unreadable image stops an example unless --on_bad_sample skip (then it is counted)."""
+    import shutil
+    data = tmp_path / "data"
+    shutil.copytree(data_dir, data)
+    first = json.loads(open(data / "captions.jsonl").readline())["image"]
+    (data / first).write_bytes(b"not an image")
+    args = ["--data", data, "--tokenizer", tokenizer_dir, "--steps", 4, "--batch_size", 16, "--image_size", 64,
+            "--num_workers", 0]
+    r = subprocess.run([sys.executable, os.path.join(EXAMPLES, "train_loop.py"), *map(str, args)], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode != 0 and first in r.stderr, r.stderr
+    out = run("train_loop.py", *args, "--on_bad_sample", "skip")
+    assert "bad samples skipped (--on_bad_sample skip)" in out, out
+    out = run("hf_trainer.py", "--loader_only", "--data", data, "--tokenizer", tokenizer_dir,
+              "--per_device_train_batch_size", 16, "--image_size", 64, "--on_bad_sample", "skip")
+    assert "4 batches; last:" in out and "bad samples skipped" in out and "; 0 bad" not in out, out

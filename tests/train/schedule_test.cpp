@@ -55,3 +55,18 @@ TEST(Schedule, ParseNames) {
   EXPECT_STREQ(schedule_name(parse_schedule_type("constant")), "constant");
   EXPECT_THROW(parse_schedule_type("polynomial_x"), bt::Error);
 }
+
+// Issue 57: a resume whose plan changes the rate of a step still to train is found (the schedule would jump); a
+// constant rate extended, or the same plan, is not.
+TEST(Schedule, AResumeFindsTheFirstStepWhoseRateJumps) {
+  const Schedule linear300{ScheduleType::kLinear, 0, 300}, linear60{ScheduleType::kLinear, 0, 60};
+  EXPECT_EQ(first_schedule_difference(linear300, linear300, 30), -1);
+  EXPECT_EQ(first_schedule_difference(linear300, linear60, 30), 30);  // 0.9 of the peak, then 0.5
+  EXPECT_EQ(first_schedule_difference(linear60, linear300, 60), 60);  // a finished decay starting over
+  const Schedule const2{ScheduleType::kConstant, 0, 2}, const4{ScheduleType::kConstant, 0, 4};
+  EXPECT_EQ(first_schedule_difference(const2, const4, 2), -1);
+  const Schedule warm{ScheduleType::kConstantWithWarmup, 10, 100}, warm_more{ScheduleType::kConstantWithWarmup, 20, 200};
+  EXPECT_EQ(first_schedule_difference(warm, warm_more, 5), 5);    // in the warm-up
+  EXPECT_EQ(first_schedule_difference(warm, warm_more, 20), -1);  // both past it: 1.0 from here on
+  EXPECT_EQ(first_schedule_difference(linear300, Schedule{ScheduleType::kCosine, 0, 300}, 0), 1);
+}

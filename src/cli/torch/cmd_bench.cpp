@@ -34,9 +34,11 @@ namespace fs = std::filesystem;
 
 struct BenchArgs {
   std::string data, out_dir = "runs/bench", workers = "0,1,2", preset = defaults::kModelPreset,
-      device = defaults::kDevice, tokenizer;
+      device = defaults::kDevice, tokenizer, model;  // model: --model_name_or_path, a folder once resolved
   int batch = defaults::kTrainBatchSize, steps = 30, warmup = 5, image_size = 0, synth_n = 512, synth_max_width = 800;
-  int decoded_cache_mb = 0, torch_threads = 0, repeats = 3;
+  int decoded_cache_mb = 0, torch_threads = 0, repeats = 3, tokenizer_vocab_size = defaults::kBpeVocabSize;
+  data::OnBad on_bad = data::OnBad::kError;  // --on_bad_sample: a bad file fails every row, or is skipped and counted
+  uint64_t max_image_pixels = media::kDefaultMaxImagePixels;
   bool bf16 = false, media_pipeline_on = false;
   bool jpeg_dct_scaling = true;  // false: full-resolution decode, as a Python loader does ("like for like")
   loader::MediaDecode media_decode = loader::MediaDecode::kAuto;
@@ -63,6 +65,12 @@ std::vector<int> parse_list(const std::string& s) {
   if (out.empty()) fail("--workers: empty list");
   return out;
 }
+
+// The model measured: --model_name_or_path's folder (resolved), else the preset; as titles name it.
+model::BridgeTowerConfig bench_model(const BenchArgs& a) {
+  return a.model.empty() ? model::preset(a.preset) : model::load_pretrained_config(a.model);
+}
+std::string model_label(const BenchArgs& a) { return a.model.empty() ? a.preset + " preset" : a.model; }
 
 using BenchConfigs = std::vector<std::pair<report::BenchRow, train::TrainOptions>>;
 
@@ -127,7 +135,11 @@ std::string bench_data(const BenchArgs& a, const fs::path& out) {
 train::TrainOptions base_options(const BenchArgs& a, const std::string& data, int threads) {
   train::TrainOptions base;
   base.model_preset = a.preset;
+  base.model_name_or_path = a.model;
   base.tokenizer_name = a.tokenizer;
+  base.tokenizer_vocab_size = a.tokenizer_vocab_size;
+  base.read.on_bad = a.on_bad;
+  base.max_image_pixels = a.max_image_pixels;
   base.model_revision = a.hub.revision;
   base.cache_dir = a.hub.cache_dir;
   base.train_file = data;
@@ -164,6 +176,7 @@ void build_rows(report::BenchReport& rep, const BenchConfigs& configs,
     report::BenchRow row = configs[c].first;
     row.samples_per_s = v[v.size() / 2].first;
     row.data_wait_percent = v[v.size() / 2].second;
+    for (const auto& run : v) row.runs.push_back(run.first);  // the verdicts compare against their spread
     row.paths = paths[c];
     std::tie(row.peak_memory_bytes, row.step_memory_bytes) = memory[c];
     const nlohmann::json& w = work[c];
@@ -195,11 +208,11 @@ void run(const BenchArgs& a) {
   const std::string data = bench_data(a, out);
   // One thread count for every row: train's rule (model/api.h) for the largest worker count.
   const int threads = model::torch_threads_for(a.torch_threads, *std::max_element(workers.begin(), workers.end()),
-                                               a.device == "cpu", model::parameter_count(model::preset(a.preset)));
+                                               a.device == "cpu", model::parameter_count(bench_model(a)));
   const train::TrainOptions base = base_options(a, data, threads);
 
   report::BenchReport rep;
-  rep.title = str("bridgetune bench: ", a.preset, " preset, batch ", a.batch, ", ", a.steps, " steps (", a.warmup,
+  rep.title = str("bridgetune bench: ", model_label(a), ", batch ", a.batch, ", ", a.steps, " steps (", a.warmup,
                   " warm-up), ", a.device, a.bf16 ? " " + precision_label(a.device, true) : "",
                   a.jpeg_dct_scaling ? "" : ", full-resolution JPEG decode",
                   a.device == "cpu" ? str(", ", threads, " torch threads") : "");
@@ -307,7 +320,7 @@ void run_find_max_batch(const BenchArgs& a) {
   train::BatchSearchOptions so;
   so.budget_bytes = budget;
   if (a.data.empty()) so.max_batch = a.synth_n;
-  const std::string what = str(a.preset, " preset, ", a.device, a.bf16 ? " bf16" : " fp32",
+  const std::string what = str(model_label(a), ", ", a.device, a.bf16 ? " bf16" : " fp32",
                                a.image_size ? str(", ", a.image_size, " px") : std::string());
   nlohmann::json modes = nlohmann::json::array();
   std::string table = "| gradient checkpointing | largest micro-batch | peak memory GB | samples/s | why not larger | "
@@ -349,7 +362,11 @@ void setup(CLI::App& app) {
   add_flag(app, flags::kOutputDir, a->out_dir);
   add_flag(app, flags::kWorkers, a->workers);
   add_flag(app, flags::kModelPreset, a->preset);
+  add_flag(app, flags::kModelNameOrPath, a->model);
   add_flag(app, flags::kTokenizerName, a->tokenizer);
+  add_flag(app, flags::kTokenizerVocabSize, a->tokenizer_vocab_size);
+  add_enum(app, flags::kOnBadSample, a->on_bad, kOnBadWords);
+  add_flag(app, flags::kMaxImagePixels, a->max_image_pixels)->check(CLI::PositiveNumber);
   add_hub_flags(app, &a->hub.revision, &a->hub.cache_dir);
   add_flag(app, flags::kPerDeviceTrainBatchSize, a->batch, ",--batch");
   add_flag(app, flags::kMaxSteps, a->steps, ",--steps");
@@ -372,6 +389,7 @@ void setup(CLI::App& app) {
                  "--find_max_batch's budget: peak resident memory on the CPU, max_memory_allocated on CUDA");
   add_perf_flags(app, &a->perf);  // cli/perf_flags.h
   app.callback([a] {
+    a->model = a->hub.resolve(a->model);  // a hub id: its snapshot folder (train reads a folder unchanged)
     if (a->batch < 2) fail("--batch must be >= 2");
     if (a->repeats < 1) fail("--repeats must be >= 1");
     if (a->find_max_batch) {

@@ -7,6 +7,7 @@
 #include "cli/hub_flags.h"
 #include "cli/loader_flags.h"
 #include "cli/model_flags.h"
+#include "common/defaults.h"
 #include "common/error.h"
 #include "data/captions_dataset.h"
 #include "index/embed_index.h"
@@ -22,6 +23,7 @@ bt::cli::Registrar encode_reg(
       auto hub = std::make_shared<bt::cli::HubFlags>();
       // The essentials first, as --help lists them (cli/flag_table.h).
       add_flag(app, flags::kModelNameOrPath, o->model_name_or_path)->required();
+      add_flag(app, flags::kTokenizerName, o->tokenizer_name);
       auto ds = std::make_shared<bt::cli::HubDataset>();
       bt::cli::add_hub_dataset_flags(app, add_flag(app, flags::kData, o->data), ds.get(), hub.get());
       add_flag(app, flags::kOutputDir, o->output_dir)->required();
@@ -32,12 +34,14 @@ bt::cli::Registrar encode_reg(
       add_flag(app, flags::kPerDeviceEvalBatchSize, o->per_device_eval_batch_size);
       add_flag(app, flags::kNumWorkers, o->dataloader_num_workers);
       add_flag(app, flags::kTorchThreads, o->torch_threads);
-      add_flag(app, flags::kMaxSeqLength, o->max_seq_length);
+      add_flag(app, flags::kMaxSeqLength, o->max_seq_length)->default_str(std::to_string(bt::defaults::kMaxSeqLength));
+      add_flag(app, flags::kMaxImagePixels, o->max_image_pixels)->check(CLI::PositiveNumber);
       add_flag(app, flags::kDevice, o->device);
       bt::cli::add_switch(app, flags::kBf16, o->bf16);
       bt::cli::add_model_memory_flag(app, &o->max_model_bytes);
       app.callback([o, hub, ds] {
         o->model_name_or_path = hub->resolve(o->model_name_or_path);
+        o->tokenizer_name = hub->resolve(o->tokenizer_name, "--tokenizer_name");
         if (!ds->name.empty()) o->data = ds->resolve(hub->cache_dir);
         if (o->data.empty()) bt::fail("give --data PATH or --dataset_name NAME (--dataset_config_name, --split)");
         bt::index::run_encode(*o);

@@ -1,8 +1,8 @@
 // `bridgetune train`: contrastive fine-tuning with the Hugging Face example's flags (see train/trainer.h and, for
 // --do_train/--do_eval/--do_predict, --dataset_name and the HF result files, train/recipe.h). The example's command
-// runs as pasted: its Gaudi-only flags are accepted with one line saying they do not apply. Without data flags it
-// runs the embedded demo (train/demo.h). The flags go into RecipeOptions exactly as given: what a run makes of them
-// (the demo's recipe, strategies, --fp16) is resolved once, in train/run_settings.h.
+// runs as pasted: its Gaudi-only flags are accepted with one line saying they do not apply. With --demo, or with no
+// flag at all, it runs the embedded demo (train/demo.h). The flags go into RecipeOptions exactly as given: what a
+// run makes of them (the demo's recipe, strategies, --fp16) is resolved once, in train/run_settings.h.
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -20,6 +20,7 @@
 #include "cli/loader_flags.h"
 #include "cli/model_flags.h"
 #include "cli/perf_flags.h"
+#include "common/defaults.h"
 #include "common/error.h"
 #include "common/file_gate.h"
 #include "data/captions_dataset.h"
@@ -95,6 +96,7 @@ void add_model_and_data_flags(CLI::App& app, TrainFlags& f) {
   add_hub_flags(app, &o->model_revision, &o->cache_dir);
   add_flag(app, flags::kModelPreset, o->model_preset);
   add_flag(app, flags::kTokenizerName, o->tokenizer_name);
+  add_flag(app, flags::kTokenizerVocabSize, o->tokenizer_vocab_size);
   app.add_option_function<std::vector<std::string>>(
          "--train_file",
          [o](const std::vector<std::string>& v) {  // several: mixed (source/mixed_source.h); train_file the first
@@ -102,9 +104,13 @@ void add_model_and_data_flags(CLI::App& app, TrainFlags& f) {
            o->train_file = files.empty() ? "" : files.front();
            o->train_mix_files = files.size() > 1 ? files : std::vector<std::string>{};
          },
-         "Captions file (JSONL/CSV), image folder with captions.jsonl, HF parquet (file, folder, glob) or tar shards; "
-         "none: built-in demo data. Several (repeated, or a comma list): mixed as HF's interleave_datasets")
+         "Captions file (JSONL/CSV), image folder with captions.jsonl, HF parquet (file, folder, glob) or tar shards. "
+         "Several (repeated, or a comma list): mixed as HF's interleave_datasets")
       ->expected(1, -1)
+      ->group(group::kEssentials);
+  app.add_flag("--demo", o->demo,
+               "The built-in demo: generated cartoons in --output_dir/demo_data, the demo's recipe for the flags not "
+               "given (`bridgetune train` with no flag at all runs it too; otherwise training needs a data flag)")
       ->group(group::kEssentials);
   app.add_option("--train_shards", o->train_shards, "WebDataset tar shards: a .tar, a glob, a brace pattern (shard-{000..009}.tar) or a folder; or streamed: "
                  "http(s)://.../shard-{000..009}.tar or pipe:COMMAND (its stdout, e.g. pipe:aws s3 cp s3://b/s-{0..9}.tar -), "
@@ -212,10 +218,16 @@ void add_optimisation_flags(CLI::App& app, TrainFlags& f) {
 // What each part of the model trains at (train/torch/param_setup.h) and the contrastive loss's temperature.
 void add_finetuning_flags(CLI::App& app, TrainFlags& f) {
   train::TrainOptions* o = &f.recipe.train;
-  app.add_option("--vision_learning_rate", o->vision_learning_rate, "The vision tower's peak learning rate (0: --learning_rate)")->capture_default_str();
-  app.add_option("--text_learning_rate", o->text_learning_rate, "The text tower's peak learning rate (0: --learning_rate)")->capture_default_str();
+  // Unset: --learning_rate's (the tower inherits); 0 is a rate of 0, never "inherit" (issue 57).
+  app.add_option("--vision_learning_rate", o->vision_learning_rate,
+                 "The vision tower's peak learning rate (unset: --learning_rate; 0: it stays as loaded, though "
+                 "--freeze_vision_model does that without computing its gradients)");
+  app.add_option("--text_learning_rate", o->text_learning_rate,
+                 "The text tower's peak learning rate (unset: --learning_rate; 0: it stays as loaded, though "
+                 "--freeze_text_model does that without computing its gradients)");
   app.add_option("--cross_modal_learning_rate", o->cross_modal_learning_rate,
-                 "The cross-modal layers', link towers' and heads' peak learning rate (0: --learning_rate)")->capture_default_str();
+                 "The cross-modal layers', link towers' and heads' peak learning rate (unset: --learning_rate; 0: "
+                 "they stay as loaded)");
   app.add_option("--layer_decay", o->layer_decay,
                  "Layer-wise learning-rate decay D: in each tower, block i of L learns at D^(L - i) of its tower's rate, "
                  "the embeddings at D^(L + 1) (BEiT's rule; 1: none)")
@@ -258,7 +270,7 @@ void add_pipeline_and_runtime_flags(CLI::App& app, TrainFlags& f) {
   train::RecipeOptions* r = &f.recipe;
   train::TrainOptions* o = &r->train;
   const train::RunSettings defaults;  // the defaults of the flags the demo's recipe changes
-  add_flag(app, flags::kMaxSeqLength, o->max_seq_length);
+  add_flag(app, flags::kMaxSeqLength, o->max_seq_length)->default_str(shown(defaults::kMaxSeqLength));
   add_flag(app, flags::kNumWorkers, o->dataloader_num_workers);
   add_flag(app, flags::kPrefetchBatches, o->prefetch_batches);
   add_flag(app, flags::kImageSize, o->image_size);
@@ -271,6 +283,7 @@ void add_pipeline_and_runtime_flags(CLI::App& app, TrainFlags& f) {
   add_enum(app, flags::kOnBadSample, o->read.on_bad, kOnBadWords);
   add_flag(app, flags::kMaxImageBytes, o->read.max_image_bytes)->check(CLI::PositiveNumber);
   add_flag(app, flags::kMaxLineBytes, o->read.max_line_bytes)->check(CLI::PositiveNumber);
+  add_flag(app, flags::kMaxImagePixels, o->max_image_pixels)->check(CLI::PositiveNumber);
   add_flag(app, flags::kDecodedCacheMb, o->decoded_cache_mb);
   add_flag(app, flags::kJpegDctScaling, o->jpeg_dct_scaling);
   add_flag(app, flags::kDevice, o->device);
@@ -339,6 +352,9 @@ void run(const CLI::App& app, const TrainFlags& f) {
   if (!ignored.empty()) std::printf("note: %s: Gaudi (HPU) settings, they do not apply here (ignored)\n", ignored.c_str());
   recipe.dataset.cache_dir = opts.cache_dir;
   recipe.arguments = arguments_of(app);
+  // `bridgetune train` alone is the demo (`make demo`); any flag without a data flag is refused unless --demo
+  // (train/run_settings.h): a user who names a model or an output folder meant their own data.
+  if (recipe.arguments["bridgetune_given"].empty()) opts.demo = true;
   // What the command line says beyond the flags' values: a valueless --resume_from_checkpoint, --greater_is_better
   // given or not, and torchrun's RANK / WORLD_SIZE / MASTER_*.
   if (f.resume->count() > 0 && opts.resume_from_checkpoint.empty()) opts.resume_from_checkpoint = "latest";
@@ -398,7 +414,9 @@ void setup(CLI::App& app) {
   app.callback([&app, f] { run(app, *f); });
 }
 
-const Registrar reg("train", "Fine-tune BridgeTower contrastively on image-caption pairs (no data flags: built-in demo)",
+const Registrar reg("train",
+                    "Fine-tune BridgeTower contrastively on image-caption pairs (--demo, or no flag at all: the "
+                    "built-in demo)",
                     30, setup);
 
 }  // namespace

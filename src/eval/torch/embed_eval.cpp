@@ -1,6 +1,7 @@
 #include "eval/torch/embed_eval.h"
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <unordered_map>
 
@@ -12,6 +13,8 @@
 #include "source/source.h"
 
 namespace bt::eval {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -47,6 +50,7 @@ torch::Tensor embed_images(model::BridgeTowerForContrastiveLearning& model, std:
   lo.num_workers = o.num_workers;
   lo.batch_size = o.batch_size;
   lo.transform.image_size = o.image_size;
+  lo.transform.max_image_pixels = o.max_image_pixels;
   model->config().image.apply_to(lo.transform);  // the mean/std the model was trained with
   lo.on_bad_sample = o.on_bad_sample;
   lo.decoded_cache_mb = 0;
@@ -194,20 +198,38 @@ model::ContrastiveOutput forward_batch(model::BridgeTowerForContrastiveLearning&
 }  // namespace
 
 EmbedOptions standalone_embed_options(model::BridgeTowerForContrastiveLearning& model, int batch_size,
-                                      int num_workers, int max_seq_length, data::OnBad on_bad_sample,
-                                      const torch::Device& device, bool bf16) {
+                                      int num_workers, const std::optional<int>& max_seq_length,
+                                      data::OnBad on_bad_sample, const torch::Device& device, bool bf16) {
   EmbedOptions eo;
   eo.batch_size = batch_size;
   eo.num_workers = num_workers;
   eo.image_size = model->config().vision.image_size;
-  const auto& text_cfg = model->config().text;
-  eo.max_seq_length = std::min(max_seq_length, text_cfg.max_position_embeddings - text_cfg.pad_token_id - 1);
+  eo.max_seq_length = model::resolve_max_seq_length(max_seq_length, model->config().text);
   eo.on_bad_sample = on_bad_sample;
   eo.device = device;
   eo.bf16 = bf16;
   if (bf16 && device.is_cpu())
     if (const std::string note = model::cpu_bf16_note(); !note.empty()) std::fprintf(stderr, "%s\n", note.c_str());
   return eo;
+}
+
+text::Tokenizer model_tokenizer(const std::string& model_dir, const std::string& tokenizer_dir,
+                                const model::TextConfig& text) {
+  const fs::path dir = tokenizer_dir.empty() ? fs::path(model_dir) : fs::path(tokenizer_dir);
+  const std::string named = tokenizer_dir.empty() ? "--model_name_or_path " + model_dir
+                                                  : "--tokenizer_name " + tokenizer_dir;
+  std::error_code ec;
+  const bool has_files = fs::is_regular_file(dir / "tokenizer.json", ec) ||
+                         (fs::is_regular_file(dir / "vocab.json", ec) && fs::is_regular_file(dir / "merges.txt", ec));
+  if (!fs::is_directory(dir, ec))
+    fail(named, ": no such folder (give one with tokenizer.json or vocab.json + merges.txt)");
+  if (!has_files && tokenizer_dir.empty())
+    fail(named, " holds no tokenizer (neither tokenizer.json nor vocab.json + merges.txt): give --tokenizer_name with "
+         "the one it was trained with (a folder or hub id, e.g. its base model's)");
+  if (!has_files) fail(named, ": holds neither tokenizer.json nor vocab.json + merges.txt");
+  text::Tokenizer tok = text::Tokenizer::from_dir(dir.string());
+  model::check_vocab_fits(tok.vocab_size(), text, named);
+  return tok;
 }
 
 RetrievalEval evaluate_retrieval(model::BridgeTowerForContrastiveLearning& model, const text::Tokenizer& tok,

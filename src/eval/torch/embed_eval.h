@@ -17,6 +17,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@
 #include "data/matching_parse.h"
 #include "eval/metrics.h"
 #include "loader/loader.h"
+#include "media/transform.h"
 #include "model/bridgetower.h"
 #include "text/tokenizer.h"
 
@@ -36,6 +38,7 @@ struct EmbedOptions {
   int image_size = 0;  // the model's vision image_size
   int max_seq_length = defaults::kMaxSeqLength;
   data::OnBad on_bad_sample = data::OnBad::kError;
+  uint64_t max_image_pixels = media::kDefaultMaxImagePixels;  // --max_image_pixels: larger images are refused
   torch::Device device = torch::kCPU;
   bool bf16 = false;
   // on_bad_sample skip: where the first reasons of the images left out go (file and why), when given.
@@ -45,10 +48,18 @@ struct EmbedOptions {
 };
 
 // The options of a standalone embedding run (evaluate, encode, search) with `model`: its vision image_size, and
-// captions cut to what its position embeddings hold (RoBERTa: positions start after the padding id).
+// captions cut at --max_seq_length as model::resolve_max_seq_length has it (unset: what the model's position
+// embeddings hold; a value past them is refused naming the flag).
 EmbedOptions standalone_embed_options(model::BridgeTowerForContrastiveLearning& model, int batch_size,
-                                      int num_workers, int max_seq_length, data::OnBad on_bad_sample,
-                                      const torch::Device& device, bool bf16);
+                                      int num_workers, const std::optional<int>& max_seq_length,
+                                      data::OnBad on_bad_sample, const torch::Device& device, bool bf16);
+
+// The tokenizer of a model folder for evaluate, encode and train: tokenizer_dir's (--tokenizer_name, a folder)
+// when given, else the model folder's own (tokenizer.json, or vocab.json + merges.txt); a model folder without one
+// is refused naming --tokenizer_name as the way out. Either is refused when it has more ids than the model's text
+// embeddings hold (model::check_vocab_fits), before any weight is read.
+text::Tokenizer model_tokenizer(const std::string& model_dir, const std::string& tokenizer_dir,
+                                const model::TextConfig& text);
 
 // Matching questions over the rows of a dataset: row image_row's image, its caption choices and the label.
 struct MatchingSet {

@@ -36,7 +36,6 @@ void check(const EvaluateOptions& o) {
   if (std::string why = output_folder_problem(o.output_dir); !why.empty()) fail("--output_dir ", o.output_dir, ": ", why);
   if (o.per_device_eval_batch_size < 1) fail("--per_device_eval_batch_size must be >= 1");
   if (o.dataloader_num_workers < 0) fail("--dataloader_num_workers must be >= 0");
-  if (o.max_seq_length < 3) fail("--max_seq_length must be >= 3");
 }
 
 std::string letter(int k) { return std::string(1, char('A' + k)); }
@@ -126,13 +125,17 @@ Scored retrieval(model::BridgeTowerForContrastiveLearning& m, const text::Tokeni
 EvalMetrics run_evaluate(const EvaluateOptions& o) {
   check(o);
   const torch::Device device = model::parse_device(o.device);
-  text::Tokenizer tok = text::Tokenizer::from_dir(o.model_name_or_path);
+  // The tokenizer and the text length against the model's config first: no weight is read for a run that cannot go.
+  const model::BridgeTowerConfig cfg = model::load_pretrained_config(o.model_name_or_path);
+  text::Tokenizer tok = model_tokenizer(o.model_name_or_path, o.tokenizer_name, cfg.text);
+  model::resolve_max_seq_length(o.max_seq_length, cfg.text);
   model::BridgeTowerForContrastiveLearning m = model::load_contrastive(
       o.model_name_or_path, model::ModelBudget{false, o.per_device_eval_batch_size, o.max_model_bytes});
   model::configure_inference_threads(0, o.dataloader_num_workers, device, *m);
   m->to(device);
   EmbedOptions eo = standalone_embed_options(m, o.per_device_eval_batch_size, o.dataloader_num_workers,
                                              o.max_seq_length, o.read.on_bad, device, o.bf16);
+  eo.max_image_pixels = o.max_image_pixels;
   std::vector<std::string> skipped;  // --on_bad_sample skip: the first images left out, with why
   eo.skip_reasons = &skipped;
   eo.retrieval_predictions = true;

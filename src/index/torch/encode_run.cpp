@@ -46,13 +46,17 @@ EncodeSummary run_encode(const EncodeOptions& o) {
   check(o);
   const torch::Device device = model::parse_device(o.device);
   auto data = source::open_source(o.data, source::source_options(o.read, "--data")).dataset;
-  text::Tokenizer tok = text::Tokenizer::from_dir(o.model_name_or_path);
+  // The tokenizer and the text length against the model's config first: no weight is read for a run that cannot go.
+  const model::BridgeTowerConfig cfg = model::load_pretrained_config(o.model_name_or_path);
+  text::Tokenizer tok = eval::model_tokenizer(o.model_name_or_path, o.tokenizer_name, cfg.text);
+  model::resolve_max_seq_length(o.max_seq_length, cfg.text);
   model::BridgeTowerForContrastiveLearning m = model::load_contrastive(
       o.model_name_or_path, model::ModelBudget{false, o.per_device_eval_batch_size, o.max_model_bytes});
   model::configure_inference_threads(o.torch_threads, o.dataloader_num_workers, device, *m);
   m->to(device);
-  const eval::EmbedOptions eo = eval::standalone_embed_options(m, o.per_device_eval_batch_size, o.dataloader_num_workers,
-                                                   o.max_seq_length, o.read.on_bad, device, o.bf16);
+  eval::EmbedOptions eo = eval::standalone_embed_options(m, o.per_device_eval_batch_size, o.dataloader_num_workers,
+                                                         o.max_seq_length, o.read.on_bad, device, o.bf16);
+  eo.max_image_pixels = o.max_image_pixels;
   std::optional<report::ProgressBar> bar;  // made at the first batch, when the number of distinct images is known
   const auto t0 = std::chrono::steady_clock::now();
   const eval::EncodedCollection c = eval::encode_collection(m, tok, data, eo, [&](size_t done, size_t total) {
@@ -79,6 +83,8 @@ EncodeSummary run_encode(const EncodeOptions& o) {
   s.images_per_second = c.seconds > 0 ? double(s.images) / c.seconds : 0;
   report::write_json_atomic(out / "index.json",
                     {{"model", fs::absolute(o.model_name_or_path).lexically_normal().string()},
+                     {"tokenizer", fs::absolute(o.tokenizer_name.empty() ? o.model_name_or_path : o.tokenizer_name)
+                                       .lexically_normal().string()},
                      {"data", fs::absolute(o.data).lexically_normal().string()},
                      {"image_column", o.read.image_column},
                      {"caption_column", o.read.caption_column.value_or(

@@ -78,6 +78,16 @@ int run_search(const SearchOptions& o) {
   const nlohmann::json index = report::read_json_file(dir / "index.json");
   const std::string model_dir = !o.model_name_or_path.empty() ? o.model_name_or_path : index.value("model", std::string());
   const bool by_text = !o.query.empty();
+  // Before anything is ranked or printed: a sheet that cannot be drawn or written is refused up front (issue 57).
+  if (!o.contact_sheet.empty()) {
+    if (!by_text)
+      fail("--contact_sheet draws the top images of a text --query; --query_image ranks captions, which have no "
+           "pictures to draw (drop --contact_sheet)");
+    const fs::path folder = fs::path(o.contact_sheet).parent_path();
+    std::error_code ec;
+    if (!folder.empty() && !fs::is_directory(folder, ec))
+      fail("--contact_sheet ", o.contact_sheet, ": the folder ", folder.string(), " does not exist (create it first)");
+  }
   if (!by_text && !fs::exists(dir / "text_embeds.npy"))
     fail("--index ", o.index, ": it has no texts to rank for an image (the data had no captions)");
   const torch::Device device = model::parse_device(o.device);
@@ -85,8 +95,12 @@ int run_search(const SearchOptions& o) {
   m->to(device);
   // One query: batch 1, no loader threads; captions cut as at encode time.
   const int max_len = index.contains("transform") ? index["transform"].value("max_seq_length", 128) : 128;
-  const eval::EmbedOptions eo = eval::standalone_embed_options(m, 1, 0, max_len, data::OnBad::kError, device, o.bf16);
-  torch::Tensor q = by_text ? eval::embed_text_list(m, text::Tokenizer::from_dir(model_dir), {o.query}, eo)
+  const eval::EmbedOptions eo = eval::standalone_embed_options(
+      m, 1, 0, std::min(max_len, model::max_text_tokens(m->config().text)), data::OnBad::kError, device, o.bf16);
+  // The tokenizer encode used (index.json's, when it names one: encode --tokenizer_name), else the model's.
+  const std::string tokenizer_dir = o.model_name_or_path.empty() ? index.value("tokenizer", std::string()) : "";
+  torch::Tensor q = by_text ? eval::embed_text_list(m, eval::model_tokenizer(model_dir, tokenizer_dir, m->config().text),
+                                                    {o.query}, eo)
                             : eval::embed_image_rows(m, image_file(o.query_image), {0}, eo);
   const torch::Tensor gallery = read_embeddings(dir / (by_text ? "image_embeds.npy" : "text_embeds.npy"));
   const std::vector<nlohmann::json> keys = read_lines(dir / (by_text ? "images.jsonl" : "texts.jsonl"));

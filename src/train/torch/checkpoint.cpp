@@ -16,7 +16,7 @@ nlohmann::json TrainerState::to_json() const {
   return {{"global_step", global_step}, {"epoch", epoch},         {"batch_in_epoch", batch_in_epoch},
           {"loss_sum", loss_sum},       {"loss_steps", loss_steps}, {"last_window_loss", last_window_loss},
           {"settings", settings},       {"selection", selection}, {"loss_scale", loss_scale},
-          {"skipped_samples", skipped_samples},
+          {"skipped_samples", skipped_samples}, {"text_tokens", text_tokens},
           {"format", "bridgetune-trainer-state-1"}};
 }
 
@@ -33,6 +33,7 @@ TrainerState TrainerState::from_json(const nlohmann::json& j, const std::string&
     s.selection = j.value("selection", nlohmann::json());
     s.loss_scale = j.value("loss_scale", nlohmann::json());
     s.skipped_samples = j.value("skipped_samples", int64_t(0));
+    s.text_tokens = j.value("text_tokens", 0.0);
   } catch (const nlohmann::json::exception& e) {
     fail(what, ": bad trainer state: ", e.what());
   }

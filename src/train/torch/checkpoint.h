@@ -32,6 +32,9 @@ struct TrainerState {
   nlohmann::json selection;  // model selection's state (ModelSelector::to_json), null without one
   nlohmann::json loss_scale;  // the fp16 loss scaler's state (LossScale::to_json), null without one
   int64_t skipped_samples = 0;  // --on_bad_sample skip: every rank's skips up to this step
+  // Every rank's input_ids up to this step, over the runs resumed too (HF's total_flos counts the whole run, as
+  // train_loss does; older checkpoints lack it: 0).
+  double text_tokens = 0;
   nlohmann::json to_json() const;
   static TrainerState from_json(const nlohmann::json& j, const std::string& what);
 };

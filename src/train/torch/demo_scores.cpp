@@ -6,7 +6,7 @@ namespace bt::train {
 
 std::optional<std::string> DemoScores::measure_before(TrainRun& r) {
   if (!r.s.demo || !r.main_rank || !r.resume_dir.empty()) return std::nullopt;
-  options_ = embed_options(r.o, r.s, r.image_size(), r.device);
+  options_ = embed_options(r.o, r.s, r.cfg, r.device);
   before_ = eval::held_out_scores(r.model, *r.tok, r.s.validation_path, options_);
   return str("before training, held out: matching accuracy ", fmt("%.3f", before_->matching.accuracy), " (chance ",
              fmt("%.3f", before_->matching.chance), "), image->text R@1 ", fmt("%.3f", before_->retrieval.i2t_r1),

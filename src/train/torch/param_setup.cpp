@@ -1,6 +1,7 @@
 #include "train/torch/param_setup.h"
 
 #include <cmath>
+#include <cstdio>
 
 #include "common/error.h"
 #include "model/lora.h"
@@ -10,17 +11,18 @@ namespace bt::train {
 
 namespace {
 
-// A part's rate: its own flag, else --learning_rate; as a factor of --learning_rate.
+// A part's rate: its own flag when given (0 included: that part does not move), else --learning_rate; as a factor
+// of --learning_rate (resolve_settings refused a positive part rate beside --learning_rate 0).
 double part_factor(model::ModelPart part, const TrainOptions& o, const RunSettings& s) {
-  const double own = part == model::ModelPart::kVision ? o.vision_learning_rate
-                     : part == model::ModelPart::kText ? o.text_learning_rate
-                                                       : o.cross_modal_learning_rate;
-  return own > 0 && s.learning_rate > 0 ? own / s.learning_rate : 1.0;
+  const std::optional<double>& own = part == model::ModelPart::kVision ? o.vision_learning_rate
+                                     : part == model::ModelPart::kText ? o.text_learning_rate
+                                                                       : o.cross_modal_learning_rate;
+  if (!own) return 1.0;
+  return *own == 0 ? 0.0 : *own / s.learning_rate;
 }
 
 bool parts_differ(const TrainOptions& o) {
-  return o.vision_learning_rate > 0 || o.text_learning_rate > 0 || o.cross_modal_learning_rate > 0 ||
-         o.layer_decay != 1.0;
+  return o.vision_learning_rate || o.text_learning_rate || o.cross_modal_learning_rate || o.layer_decay != 1.0;
 }
 
 }  // namespace
@@ -66,6 +68,24 @@ std::vector<std::pair<std::string, double>> part_lr_factors(const TrainOptions& 
   std::vector<std::pair<std::string, double>> out;
   for (auto part : {model::ModelPart::kVision, model::ModelPart::kText, model::ModelPart::kCrossModal})
     out.emplace_back(std::string("lr_") + model::part_name(part), part_factor(part, o, s));
+  return out;
+}
+
+std::string lr_text(const TrainOptions& o, const RunSettings& s, double lr) {
+  auto rate = [](double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.3e", v);
+    return std::string(b);
+  };
+  const auto parts = part_lr_factors(o, s);
+  if (parts.empty()) return "lr " + rate(lr);
+  std::string out = "lr";
+  for (const auto& [key, factor] : parts) {  // "lr_vision": "lr vision 2.000e-04"
+    out += ' ';
+    out.append(key, key.rfind("lr_", 0) == 0 ? 3 : 0, std::string::npos);
+    out += ' ';
+    out += rate(lr * factor);
+  }
   return out;
 }
 

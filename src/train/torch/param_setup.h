@@ -31,6 +31,10 @@ std::function<double(const std::string&)> lr_scales(const TrainOptions& o, const
 // top layer's, under layer decay), for the log; empty when the parts share --learning_rate.
 std::vector<std::pair<std::string, double>> part_lr_factors(const TrainOptions& o, const RunSettings& s);
 
+// The rates the parameter groups train at, at the step's base rate `lr`, for the progress line: "lr 1.000e-04", or
+// with per-part rates each part's (its top layer's, under --layer_decay) -- never a base rate no group uses.
+std::string lr_text(const TrainOptions& o, const RunSettings& s, double lr);
+
 // --logit_scale_init on a run that is not resumed.
 void init_logit_scale(model::BridgeTowerForContrastiveLearning& model, const TrainOptions& o);
 

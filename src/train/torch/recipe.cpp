@@ -124,7 +124,7 @@ nlohmann::json evaluate_split(model::BridgeTowerForContrastiveLearning& m, const
   std::optional<eval::OpenedMatching> matching;
   if (const std::string data = eval::matching_data_of(s.path, mo); !data.empty()) matching = eval::open_matching(data, mo);
   const eval::SplitEval e = eval::evaluate_split(m, tok, ds, loader, matching ? &matching->set : nullptr,
-                                                 embed_options(t, rs, m->config().vision.image_size, device));
+                                                 embed_options(t, rs, m->config(), device));
   if (e.retrieval.loss_samples == 0)
     fail(s.flag, " ", s.path, ": no batch of 2 or more rows to evaluate (", ds->size(), " rows)");
   nlohmann::json metrics = eval::to_json(e, s.prefix);
@@ -189,7 +189,11 @@ nlohmann::json final_evaluations(const Plan& plan, const TrainOptions& t, const 
   auto m = model::load_contrastive(model_dir, model::ModelBudget{false, t.per_device_eval_batch_size, t.max_model_bytes});
   model::configure_inference_threads(t.torch_threads, t.dataloader_num_workers, device, *m);
   m->to(device);
-  const text::Tokenizer tok = text::Tokenizer::from_dir(model_dir);
+  // The trained folder holds its tokenizer; a given model may need --tokenizer_name (eval/torch/embed_eval.h).
+  const std::string tokenizer_dir = plan.train || t.tokenizer_name.empty()
+      ? std::string()
+      : hub::resolve(t.tokenizer_name, hub::RepoType::Model, t.model_revision, t.cache_dir, "--tokenizer_name");
+  const text::Tokenizer tok = eval::model_tokenizer(model_dir, tokenizer_dir, m->config().text);
   std::printf("\n");
   for (const Split& s : plan.evals) {
     nlohmann::json metrics = evaluate_split(m, tok, s, t, rs, device);

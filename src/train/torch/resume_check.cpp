@@ -1,5 +1,8 @@
 // The identity a checkpoint records and a resume must match (train_setup.h: run_identity, check_resume_settings):
 // moved out of train_setup.cpp whole, with the dataset mix (loader/mix_order.h) added to the data's identity.
+#include <algorithm>
+#include <cstdio>
+
 #include "common/error.h"
 #include "data/fingerprint.h"
 #include "data/stream_window.h"
@@ -28,6 +31,45 @@ std::string data_identity(const nlohmann::json& settings, const nlohmann::json& 
   return out;
 }
 
+// The checkpoint's learning-rate schedule (scheduler.json; older checkpoints: their planned step count with this
+// run's type and warm-up).
+Schedule saved_schedule(const TrainRun& r, const TrainerState& saved) {
+  Schedule was = r.plan.schedule;
+  const fs::path file = r.resume_dir / "scheduler.json";
+  std::error_code ec;
+  if (fs::is_regular_file(file, ec)) {
+    const nlohmann::json j = report::read_json_file(file);
+    was.type = parse_schedule_type(j.value("type", std::string(schedule_name(was.type))));
+    was.warmup_steps = j.value("warmup_steps", was.warmup_steps);
+    was.total_steps = j.value("total_steps", was.total_steps);
+  } else if (saved.settings.contains("total_steps")) {
+    was.total_steps = saved.settings["total_steps"].get<int64_t>();
+  }
+  return was;
+}
+
+// Another step count (or schedule, or warm-up) re-plans the rate under the saved optimizer: where a step still to
+// train gets another rate than the checkpoint's run planned, one line says so and where it jumps (issue 57: HF
+// resumes with the new plan silently; extending or shortening a run is a choice, so explained, not refused). A
+// checkpoint at or past this run's last step would train nothing: refused.
+void check_resume_schedule(const TrainRun& r, const TrainerState& saved, const std::string& dir) {
+  const Schedule was = saved_schedule(r, saved), now = r.plan.schedule;
+  if (saved.global_step >= now.total_steps)
+    fail("--resume_from_checkpoint ", dir, ": it is at step ", saved.global_step, ", and this run ends at step ",
+         now.total_steps, " (--max_steps / --num_train_epochs): nothing would be trained; give more steps than ",
+         saved.global_step, " (or start a new --output_dir)");
+  const int64_t at = first_schedule_difference(was, now, saved.global_step);
+  if (at < 0 || !r.talk) return;
+  std::printf("note: --resume_from_checkpoint %s: its run planned a %s schedule over %lld steps (warm-up %lld), this "
+              "run a %s one over %lld (warm-up %lld; --max_steps / --num_train_epochs / --lr_scheduler_type / "
+              "--warmup_*): the learning rate jumps at step %lld from %s to %s of its peak (the same plan continues "
+              "the checkpoint's schedule)\n",
+              dir.c_str(), schedule_name(was.type), static_cast<long long>(was.total_steps),
+              static_cast<long long>(was.warmup_steps), schedule_name(now.type), static_cast<long long>(now.total_steps),
+              static_cast<long long>(now.warmup_steps), static_cast<long long>(at),
+              fmt("%.3g", was.lr_factor(std::min(at, was.total_steps))).c_str(), fmt("%.3g", now.lr_factor(at)).c_str());
+}
+
 }  // namespace
 
 // A resumed run must keep the data order and the global batch: refuse a checkpoint made with other settings.
@@ -45,7 +87,7 @@ nlohmann::json run_identity(const TrainRun& r) {
                                                  o.lora_target_modules, ", saved ", o.lora_modules_to_save)
                                            : "none";
   const data::StreamWindowDataset* streamed = streamed_train(r);  // its rows are not all there to hash: its shards'
-  return {{"model", model_source(o)}, {"max_seq_length", o.max_seq_length}, {"lora", lora},
+  return {{"model", model_source(o)}, {"max_seq_length", r.max_seq_length()}, {"lora", lora},
           {"dedupe_images_in_batch", o.dedupe_images_in_batch},
           {"dataset", streamed ? streamed->identity() : data::fingerprint(*r.train_ds)},
           {"dataset_images", streamed ? std::string("images streamed") : data::image_fingerprint(*r.train_ds)},
@@ -53,14 +95,13 @@ nlohmann::json run_identity(const TrainRun& r) {
           {"train_mix_files", o.train_mix_files}};
 }
 
-// Refuses a checkpoint made with other settings (the batch, the data order, the model, the data), each with its
-// flag; the dataset only unless --resume_with_changed_data accepts it, saying so. Keys a checkpoint lacks (older
+namespace {
+
+// The checkpoint's settings against this run's (the batch, the data order, the model, the data), each refused with
+// its flag; the dataset only unless --resume_with_changed_data accepts it, saying so. Keys a checkpoint lacks (older
 // ones) are not compared.
-void check_resume_settings(const TrainRun& r) {
+void check_resume_identity(const TrainRun& r, const TrainerState& saved, const std::string& dir) {
   const TrainOptions& o = r.o;
-  const fs::path state = resume_state_file(r.resume_dir);
-  const TrainerState saved = TrainerState::from_json(report::read_json_file(state), state.string());
-  const std::string dir = r.resume_dir.string();
   auto same = [&](const char* key, const char* what, const nlohmann::json& now) {
     if (!saved.settings.contains(key) || saved.settings[key] == now) return;
     fail("--resume_from_checkpoint ", dir, ": it was made with ", what, " ", saved.settings[key].dump(),
@@ -90,6 +131,16 @@ void check_resume_settings(const TrainRun& r) {
   if (r.talk)
     std::printf("note: --resume_with_changed_data: resuming %s (made on %s) on other data (%s)\n", dir.c_str(),
                 was.c_str(), is.c_str());
+}
+
+}  // namespace
+
+// What the run is first (check_resume_identity), then how it goes on from the checkpoint (check_resume_schedule).
+void check_resume_settings(const TrainRun& r) {
+  const fs::path state = resume_state_file(r.resume_dir);
+  const TrainerState saved = TrainerState::from_json(report::read_json_file(state), state.string());
+  check_resume_identity(r, saved, r.resume_dir.string());
+  check_resume_schedule(r, saved, r.resume_dir.string());
 }
 
 }  // namespace bt::train

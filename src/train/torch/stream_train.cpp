@@ -5,6 +5,7 @@
 
 #include "common/error.h"
 #include "data/byte_stream.h"
+#include "data/stream_order.h"
 #include "data/stream_window.h"
 #include "report/run_log.h"
 #include "train/checkpoint_dir.h"
@@ -87,13 +88,27 @@ void streamed_step_done(TrainRun& r, int64_t global_step) {
   if (!w) return;
   const size_t row = static_cast<size_t>(global_step) * rows_per_step(r);
   // Several ranks: each has its own position and rank 0 saves the checkpoint; theirs resume by re-reading.
-  if (r.o.world_size == 1) r.st.settings["stream_cursor"] = w->cursor_at(row);
+  if (r.o.world_size == 1) {
+    const std::string at = w->cursor_at(row);
+    r.st.settings["stream_cursor"] = at;
+    // The first epoch end the stream passes tells the epoch's length: the samples before the new epoch's (those
+    // its open shards gave) over the epochs completed.
+    const data::StreamCursor c = data::StreamCursor::from_json(at);
+    if (r.stream_epoch_samples == 0 && c.epoch > 0) {
+      uint64_t in_new_epoch = 0;
+      for (const auto& slot : c.slots) in_new_epoch += slot.shard >= 0 ? slot.taken : 0;
+      if (c.samples > in_new_epoch) r.stream_epoch_samples = (c.samples - in_new_epoch) / c.epoch;
+    }
+  }
   const_cast<data::StreamWindowDataset*>(w)->release_before(row);  // made non-const by open_streamed_train
 }
 
 double log_epoch(const TrainRun& r) {
-  if (const auto* w = streamed_train(r))
-    return static_cast<double>(w->epoch_before(static_cast<size_t>(r.st.global_step) * rows_per_step(r)));
+  if (const auto* w = streamed_train(r)) {
+    const size_t row = static_cast<size_t>(r.st.global_step) * rows_per_step(r);
+    if (r.stream_epoch_samples > 0) return static_cast<double>(row) / static_cast<double>(r.stream_epoch_samples);
+    return static_cast<double>(w->epoch_before(row));  // the whole epochs passed; the fraction is not known yet
+  }
   return static_cast<double>(r.st.global_step) / static_cast<double>(r.plan.steps_per_epoch);
 }
 

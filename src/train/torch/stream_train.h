@@ -12,8 +12,9 @@
 //    no image dedupe in batch and no decoded cache (they need the whole set), said once at the start.
 //  - streamed_step_done: after each step the window frees the step's samples and (one rank) the stream position
 //    after them goes into r.st.settings["stream_cursor"], which every checkpoint saves.
-//  - log_epoch: the epoch the logs show: the stream's (of the step's last sample) for streamed data, else
-//    global_step / steps_per_epoch.
+//  - log_epoch: the epoch the logs show: for streamed data the samples read over the epoch's length once the stream
+//    has passed an epoch's end (one rank; r.stream_epoch_samples), the whole epochs passed before that (the logs then
+//    say the length is not known yet); else global_step / steps_per_epoch.
 #pragma once
 #include <memory>
 #include <string>

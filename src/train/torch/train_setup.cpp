@@ -29,7 +29,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr size_t kDemoVocabSize = 1024;
+// The smallest byte-level BPE (text/train_bpe.h): 4 specials, 256 bytes, <mask>.
+constexpr int kMinBpeVocabSize = 261;
 constexpr size_t kStreamedTokenizerSamples = 10000;  // streamed data: the tokenizer learns from the stream's first ones
 
 // Files a finished or interrupted run leaves in output_dir (removed by --overwrite_output_dir; nothing else is).
@@ -54,7 +55,10 @@ void check_options(const TrainOptions& o, const RunSettings& s) {
   if (!(s.learning_rate >= 0)) fail("--learning_rate must be >= 0");
   if (s.warmup_ratio < 0 || s.warmup_ratio > 1) fail("--warmup_ratio must be in [0, 1] (got ", s.warmup_ratio, ")");
   if (o.warmup_steps < 0) fail("--warmup_steps must be >= 0");
-  if (o.max_seq_length < 3) fail("--max_seq_length must be >= 3 (got ", o.max_seq_length, ")");
+  if (o.max_seq_length && *o.max_seq_length < 3) fail("--max_seq_length must be >= 3 (got ", *o.max_seq_length, ")");
+  if (o.tokenizer_vocab_size < kMinBpeVocabSize)
+    fail("--tokenizer_vocab_size must be >= ", kMinBpeVocabSize, " (4 special tokens, 256 bytes, <mask>; got ",
+         o.tokenizer_vocab_size, ")");
   if (o.dataloader_num_workers < 0) fail("--dataloader_num_workers must be >= 0");
   if (o.media_decode == loader::MediaDecode::kGpu && !s.use_media_pipeline)
     fail("--media_decode gpu needs --use_media_pipeline (the CPU loader decodes every image itself)");
@@ -106,11 +110,8 @@ void check_output_dir(const TrainOptions& o) {
          "continue it or --overwrite_output_dir to start over");
 }
 
-// --tokenizer_name and --model_name_or_path name folders that exist (and go together as documented).
+// --tokenizer_name and --model_name_or_path name folders that exist.
 void check_model_paths(const TrainRun& r) {
-  if (!r.tokenizer_dir.empty() && !r.model_dir.empty())
-    fail("--tokenizer_name is for --model_preset models; --model_name_or_path ", r.model_dir,
-         " brings its own tokenizer files");
   if (!r.tokenizer_dir.empty() && !fs::is_directory(r.tokenizer_dir))
     fail("--tokenizer_name ", r.tokenizer_dir, ": no such folder (give one with vocab.json + merges.txt or "
          "tokenizer.json)");
@@ -155,7 +156,7 @@ void load_config_and_tokenizer(TrainRun& r) {
     r.tok = text::Tokenizer::from_dir(r.resume_dir.string());
   } else if (!r.model_dir.empty()) {
     r.cfg = model::load_pretrained_config(r.model_dir);  // + preprocessor_config.json's mean/std
-    r.tok = text::Tokenizer::from_dir(r.model_dir);
+    r.tok = eval::model_tokenizer(r.model_dir, r.tokenizer_dir, r.cfg.text);  // --tokenizer_name: instead of its own
   } else {
     r.cfg = model::preset(o.model_preset);
     if (o.image_size > 0) r.cfg.vision.image_size = o.image_size;
@@ -164,9 +165,12 @@ void load_config_and_tokenizer(TrainRun& r) {
       r.cfg.text.vocab_size = static_cast<int>(r.tok->vocab_size());
     }
   }
-  if (r.tok && r.tok->vocab_size() > static_cast<size_t>(r.cfg.text.vocab_size))  // an id past the table: CUDA assert
-    fail("the tokenizer has ", r.tok->vocab_size(), " ids but the model's text embeddings hold ", r.cfg.text.vocab_size,
-         ": use the checkpoint's own tokenizer (or a --model_preset with --tokenizer_name)");
+  if (r.tok)  // an id past the table: libtorch's "index out of range", a CUDA assert
+    model::check_vocab_fits(r.tok->vocab_size(), r.cfg.text,
+                            !r.resume_dir.empty() ? "--resume_from_checkpoint " + r.resume_dir.string()
+                            : !r.tokenizer_dir.empty() ? "--tokenizer_name " + r.tokenizer_dir
+                                                       : "--model_name_or_path " + r.model_dir);
+  model::resolve_max_seq_length(o.max_seq_length, r.cfg.text);  // a length past the positions: refused now
   if (r.s.dropout >= 0) r.cfg.text.hidden_dropout_prob = r.cfg.text.attention_probs_dropout_prob = r.s.dropout;
   if (o.image_size > 0 && o.image_size != r.image_size())
     fail("--image_size ", o.image_size, " differs from the model's vision image_size ", r.image_size(),
@@ -205,7 +209,7 @@ void prepare_output_dir(TrainRun& r) {
     if (const auto* streamed = streamed_train(r)) captions = streamed->first_captions(kStreamedTokenizerSamples);
     else
       for (size_t i = 0; i < r.train_ds->size(); ++i) captions.push_back(r.train_ds->caption(i));
-    r.tok = text::train_tokenizer(captions, kDemoVocabSize);
+    r.tok = text::train_tokenizer(captions, static_cast<size_t>(r.o.tokenizer_vocab_size));
     r.cfg.text.vocab_size = static_cast<int>(r.tok->vocab_size());
     if (r.talk) std::printf("built a %zu-token BPE vocabulary from the training captions\n", r.tok->vocab_size());
   }
@@ -220,11 +224,12 @@ void build_model(TrainRun& r) {
   if (r.resume_dir.empty() && !r.model_dir.empty()) r.model->load_weights(r.model_dir, true);
   if (r.resume_dir.empty()) init_logit_scale(r.model, o);  // a resumed run keeps its checkpoint's
   const std::string base = o.model_name_or_path.empty() ? fs::absolute(r.out).string() : o.model_name_or_path;
-  if (const int adapted = apply_lora(r.model, o, base); adapted > 0 && r.talk)
+  const int adapted = apply_lora(r.model, o, base);
+  apply_freezing(r.model, o);  // before the count: the frozen pooler and logit scale are not among what trains
+  if (adapted > 0 && r.talk)
     std::printf("LoRA: rank %d adapters on %d Linear layers; %lld of %lld parameters train\n", o.lora_rank, adapted,
                 static_cast<long long>(r.model->count_parameters(true)),
                 static_cast<long long>(r.model->count_parameters()));
-  apply_freezing(r.model, o);
   r.model->to(r.device);
   r.model->train();
   r.model->bridgetower->gradient_checkpointing = o.gradient_checkpointing;
@@ -349,12 +354,14 @@ std::string fmt(const char* f, double v) {
   return b;
 }
 
-eval::EmbedOptions embed_options(const TrainOptions& o, const RunSettings& s, int image_size, const torch::Device& device) {
+eval::EmbedOptions embed_options(const TrainOptions& o, const RunSettings& s, const model::BridgeTowerConfig& cfg,
+                                 const torch::Device& device) {
   eval::EmbedOptions eo;
   eo.batch_size = o.per_device_eval_batch_size;
   eo.num_workers = o.dataloader_num_workers;
-  eo.image_size = image_size;
-  eo.max_seq_length = o.max_seq_length;
+  eo.image_size = cfg.vision.image_size;
+  eo.max_seq_length = model::resolve_max_seq_length(o.max_seq_length, cfg.text);
+  eo.max_image_pixels = o.max_image_pixels;
   eo.on_bad_sample = s.read.on_bad;
   eo.device = device;
   eo.bf16 = s.bf16;
@@ -379,6 +386,7 @@ loader::LoaderOptions loader_options(const TrainOptions& o, const RunSettings& s
   lo.transform.image_size = cfg.vision.image_size;
   cfg.image.apply_to(lo.transform);  // the model folder's mean/std (preprocessor_config.json), else CLIP's
   lo.transform.dct_scaling = o.jpeg_dct_scaling;
+  lo.transform.max_image_pixels = o.max_image_pixels;
   if (train) media::apply_augment(o.train_transform, lo.transform);  // else the spec's default: eval
   lo.on_bad_sample = s.read.on_bad;
   lo.decoded_cache_mb = static_cast<size_t>(std::max(o.decoded_cache_mb, 0));

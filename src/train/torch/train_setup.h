@@ -12,6 +12,7 @@
 #include "data/dataset.h"
 #include "dist/grad_sync.h"
 #include "dist/process_group.h"
+#include "eval/torch/embed_eval.h"
 #include "eval/torch/matching_source.h"
 #include "loader/global_order.h"
 #include "loader/loader.h"
@@ -72,10 +73,15 @@ struct TrainRun {
   std::unique_ptr<loader::Loader> train_loader, val_loader;
   TrainerState st;  // the step to start from (non-zero when resuming)
   model::StepFlops flops;  // this rank's model FLOPs so far, counted by the step (contrastive_step.h)
+  // Streamed shards: this rank's samples per epoch of the stream, known once the stream has passed an epoch's end
+  // (0 until then: the logs say the epoch's length is not known yet; stream_train.h, log_epoch).
+  uint64_t stream_epoch_samples = 0;
   std::unique_ptr<StepProfiler> profiler;  // --profile_steps (main rank; null: none)
 
   int batch() const { return s.train_batch; }
   int image_size() const { return cfg.vision.image_size; }
+  // --max_seq_length as this model takes it (model/config.h; checked when the config was loaded).
+  int max_seq_length() const { return model::resolve_max_seq_length(o.max_seq_length, cfg.text); }
 };
 
 // Checks, output_dir, data, model, optimizer, loaders, resumed state; throws bt::Error naming the flag at fault.
@@ -85,8 +91,9 @@ std::unique_ptr<TrainRun> setup_run(const TrainOptions& options, const RunSettin
 // --media_decode) or validation loader.
 loader::LoaderOptions loader_options(const TrainOptions& o, const RunSettings& s, const model::BridgeTowerConfig& cfg,
                                      int batch, bool train, bool device_jpegs = false);
-// The embedding evaluations' options (matching, the demo's held-out scores) from a run's flags.
-eval::EmbedOptions embed_options(const TrainOptions& o, const RunSettings& s, int image_size, const torch::Device& device);
+// The embedding evaluations' options (matching, the demo's held-out scores) from a run's flags, for a model of `cfg`.
+eval::EmbedOptions embed_options(const TrainOptions& o, const RunSettings& s, const model::BridgeTowerConfig& cfg,
+                                 const torch::Device& device);
 
 // The source options of a dataset read for `flag` with at most max_rows rows (<= 0: all): the one place run_train's
 // datasets and the recipe's final evaluations open theirs.
@@ -97,7 +104,9 @@ std::string fmt(const char* f, double v);  // printf-style formatting of one num
 
 // What a checkpoint belongs to (resume_check.cpp): the accumulation mode ("none" without accumulation); the model,
 // text length, LoRA, dedupe, dataset and dataset mix recorded in its settings; and the refusal of a resume whose
-// settings differ (the dataset and mix only unless --resume_with_changed_data), each naming its flag.
+// settings differ (the dataset and mix only unless --resume_with_changed_data), each naming its flag, or that has no
+// step left to train; a plan giving a step still to train another learning rate is said in one line
+// (train/schedule.h first_schedule_difference).
 std::string accumulation_setting(const TrainOptions& o);
 nlohmann::json run_identity(const TrainRun& r);
 void check_resume_settings(const TrainRun& r);

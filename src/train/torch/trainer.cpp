@@ -20,6 +20,7 @@
 #include "kernels/registry.h"
 #include "model/attention_select.h"
 #include "model/device.h"
+#include "model/flops.h"
 #include "report/progress.h"
 #include "report/run_log.h"
 #include "report/train_report.h"
@@ -97,6 +98,7 @@ class TrainLoop {
   int64_t skipped_samples_ = 0, skipped_before_ = 0, skipped_here_ = 0;
   int64_t all_ranks_skipped() const;  // collective
   int64_t resumed_step_ = 0;  // the step this process started from (a resume's checkpoint)
+  double text_tokens_before_ = 0;  // every rank's input_ids before the resume (total_flos)
   std::vector<std::string> first_skipped_;
   DemoScores demo_;  // the built-in demo's held-out scores before and after (none for other runs)
 };
@@ -112,11 +114,16 @@ TrainLoop::TrainLoop(TrainRun& r)
   selector_.restore(r_.st.selection);
   early_stop_ = selector_.should_stop();
   skipped_before_ = r_.st.skipped_samples;
+  text_tokens_before_ = r_.st.text_tokens;
   resumed_step_ = r_.st.global_step;
   if (r_.main_rank) metrics_.emplace(r_.out / "metrics.jsonl", !r_.resume_dir.empty(), r_.st.global_step);
   if (r_.main_rank) metrics_->add_integrations(s_.tensorboard_dir);  // --report_to: TensorBoard, MLflow
+  // Streamed shards have no known row count: the dataset's size is the samples the run reads (steps x batch).
   say(str("training ", r_.cfg.text.hidden_size, "-wide BridgeTower (", r_.model->count_parameters(true),
-          " trainable parameters) on ", r_.train_ds->size(), " rows: ", r_.plan.total_steps, " steps of ",
+          " trainable parameters) on ",
+          streamed_train(r_) ? str("streamed shards (", r_.train_ds->size(), " samples over the run)")
+                             : str(r_.train_ds->size(), " rows"),
+          ": ", r_.plan.total_steps, " steps of ",
           r_.batch() * o_.gradient_accumulation_steps * o_.world_size, " samples, ", o_.dataloader_num_workers,
           " loader workers, device ", r_.device.str(),
           r_.device.is_cpu() ? str(" (", r_.torch_threads, " torch threads)") : ""));
@@ -127,7 +134,7 @@ TrainLoop::TrainLoop(TrainRun& r)
                   " (one loss over all of them; --contrastive_accumulation local for HF's per-micro-batch losses)")
             : str("gradient accumulation: local (HF): each micro-batch of ", r_.batch(), " has its own negatives"));
   feed::ProviderOptions po;
-  po.max_seq_length = o_.max_seq_length;
+  po.max_seq_length = r_.max_seq_length();
   po.device = r_.device;
   po.background = o_.dataloader_num_workers > 0;
   po.in_memory_batches = r_.hooks.in_memory_batches;
@@ -195,7 +202,8 @@ void TrainLoop::after_step(const StepResult& s) {
   if (st.global_step % s_.logging_steps == 0 || st.global_step == r_.plan.total_steps) flush_window();
   if (tty_)
     bar_.update(st.global_step, now_s() - t_start_,
-                str("loss ", fmt("%.3f", s.loss), " ", fmt("%.3e", s_.learning_rate * r_.plan.schedule.lr_factor(st.global_step))));
+                str("loss ", fmt("%.3f", s.loss), " ",
+                    lr_text(o_, s_, s_.learning_rate * r_.plan.schedule.lr_factor(st.global_step))));
   if (r_.plan.eval_steps > 0 && st.global_step % r_.plan.eval_steps == 0) {
     run_eval();
     share_early_stop();
@@ -280,9 +288,15 @@ void TrainLoop::flush_window() {
   window_loss_sum_ = 0;
   window_steps_ = 0;
   if (r_.main_rank) metrics_->write(rec);
-  say(str("step ", rec.step, "/", r_.plan.total_steps, " | loss ", fmt("%.4f", rec.loss), " | lr ", fmt("%.3e", rec.lr),
+  // Streamed shards before the stream passed an epoch's end: the epoch's length is not known, only the samples read.
+  const std::string epoch = streamed_train(r_) && r_.stream_epoch_samples == 0
+      ? str(fmt("%.0f", rec.epoch), " (its length not known yet: ", r_.st.global_step * r_.batch() *
+            o_.gradient_accumulation_steps, " samples read)")
+      : fmt("%.2f", rec.epoch);
+  say(str("step ", rec.step, "/", r_.plan.total_steps, " | loss ", fmt("%.4f", rec.loss), " | ",
+          lr_text(o_, s_, rec.lr),
           " | ", fmt("%.1f", rec.samples_per_s), " samples/s | data wait ", fmt("%.1f", rec.data_wait_percent),
-          "% | epoch ", fmt("%.2f", rec.epoch),
+          "% | epoch ", epoch,
           rec.skipped_samples ? str(" | ", rec.skipped_samples, " bad samples skipped") : std::string(),
           rec.nonfinite_steps ? str(" | ", rec.nonfinite_steps, " non-finite steps skipped") : std::string()));
 }
@@ -317,7 +331,7 @@ void TrainLoop::run_eval(bool select) {
 nlohmann::json TrainLoop::eval_metrics() {
   last_eval_ = eval::evaluate_split(r_.model, *r_.tok, r_.val_ds, *r_.val_loader,
                                     r_.val_matching ? &r_.val_matching->set : nullptr,
-                                    embed_options(o_, s_, r_.image_size(), r_.device));
+                                    embed_options(o_, s_, r_.cfg, r_.device));
   return eval::to_json(last_eval_, "eval");
 }
 
@@ -351,6 +365,7 @@ int64_t TrainLoop::all_ranks_skipped() const {
 void TrainLoop::save() {
   meter_.pause(now_s());
   r_.st.skipped_samples = all_ranks_skipped();  // every rank is here: a resumed run counts on from it
+  r_.st.text_tokens = text_tokens_before_ + all_ranks_flops(r_).text_tokens;  // collective, likewise
   if (r_.main_rank) {
     save_checkpoint(r_.out, r_.model, *r_.tok, *r_.opt, r_.plan.schedule, r_.st);
     rotate_checkpoints(r_.out, o_.save_total_limit, selector_.best_step());
@@ -408,6 +423,8 @@ TrainSummary TrainLoop::finish() {
                                 str("bridgetune train: ", r_.model_dir.empty() ? o_.model_preset : r_.model_dir));
   sum.results = results_json(sum, rs);
   sum.results.update(work_results(r_, work, sum.train_samples_per_second));  // total_flos, tflops_per_s, mfu, ...
+  // HF's total_flos is the whole run's, the steps before a resume included (as train_loss); the rates are this run's.
+  sum.results["total_flos"] = model::hf_total_flos(r_.cfg, text_tokens_before_ + work.text_tokens);
   if (r_.talk) print_results(sum.results);
   return sum;
 }

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "common/cpu_isa.h"
+#include "data/synth.h"
 #include "run_bridgetune.h"
 
 namespace fs = std::filesystem;
@@ -121,4 +122,41 @@ TEST(BenchCli, RowsReportMemoryAndFindMaxBatchBracketsTheAnswer) {
   ASSERT_EQ(rc, 0) << bt::test::slurp(dir.string() + ".fit.log");
   EXPECT_EQ(j["modes"][0]["largest_micro_batch"], 0);
   EXPECT_EQ(j["modes"][0]["bound"], "2 does not fit");
+}
+
+// Issue 57: bench measures a user's own setup: their checkpoint (--model_name_or_path, here with --tokenizer_name)
+// on their data, where one unreadable image no longer fails every configuration under --on_bad_sample skip.
+TEST(BenchCli, MeasuresTheUsersModelOnDataWithABadImage) {
+  const fs::path dir = fs::temp_directory_path() / "bt_bench_cli_own";
+  fs::remove_all(dir);
+  bt::data::SynthOptions so;
+  so.n = 8, so.images = 8, so.seed = 5, so.min_width = 64, so.max_width = 96, so.threads = 1;
+  bt::data::write_synth((dir / "data").string(), so);
+  fs::path bad;
+  for (const auto& e : fs::directory_iterator(dir / "data" / "images")) bad = e.path();
+  std::ofstream(bad, std::ios::trunc) << "not an image";
+  const fs::path model = dir / "model";
+  fs::create_directories(model);
+  for (const char* f : {"config.json", "model.safetensors"})
+    fs::copy_file(fs::path(BT_TEXT_FIXTURES) / ".." / ".." / "fixtures" / "bridgetower-tiny" / f, model / f);
+  const std::vector<std::string> own{"--data", (dir / "data").string(), "--model_name_or_path", model.string(),
+                                     "--tokenizer_name", (fs::path(BT_TEXT_FIXTURES) / "tiny").string(),
+                                     "--output_dir", (dir / "out").string()};
+  int rc = -1;
+  auto with = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), own.begin(), own.end());
+    return more;
+  };
+  auto j = run_bench(dir / "out", with({}), &rc);
+  EXPECT_NE(rc, 0);  // the rows that read every image (in memory) meet the bad one and fail
+  ASSERT_TRUE(j.is_object()) << bt::test::slurp((dir / "out").string() + ".log");
+  ASSERT_FALSE(j["errors"].empty());
+  EXPECT_NE(j["errors"][0].get<std::string>().find(bad.filename().string() + "): not a JPEG or PNG file"),
+            std::string::npos) << j["errors"];
+  j = run_bench(dir / "out", with({"--on_bad_sample", "skip"}), &rc);
+  ASSERT_EQ(rc, 0) << bt::test::slurp((dir / "out").string() + ".log");
+  EXPECT_EQ(j["rows"].size(), 3u);
+  EXPECT_NE(j["title"].get<std::string>().find(model.string()), std::string::npos) << j["title"];
+  EXPECT_TRUE(j["errors"].empty());
+  fs::remove_all(dir);
 }

@@ -54,7 +54,16 @@ class LoraTrain : public ::testing::Test {
 TEST_F(LoraTrain, OnlyAdaptersAndHeadsTrainAndTheFolderIsPeftsAndMergesToTheSameScores) {
   const fs::path out = root_ / "adapters", merged = root_ / "merged";
   ASSERT_EQ(train(out, 4, {"--validation_file", (root_ / "data").string(), "--do_train", "--do_eval"}), 0) << bt::test::slurp(out.string() + ".log");
-  EXPECT_NE(bt::test::slurp(out.string() + ".log").find("LoRA: rank 4 adapters on "), std::string::npos);
+  const std::string log = bt::test::slurp(out.string() + ".log");
+  EXPECT_NE(log.find("LoRA: rank 4 adapters on "), std::string::npos);
+  // One count of what trains (issue 57: "27232 of 649185 parameters train", then "16480 trainable parameters").
+  const size_t of = log.find(" of ", log.find("LoRA: rank 4 adapters on ") + 26);
+  const size_t trainable = log.find(" trainable parameters)");
+  ASSERT_NE(of, std::string::npos);
+  ASSERT_NE(trainable, std::string::npos) << log;
+  const std::string lora_count = log.substr(log.rfind(' ', of - 1) + 1, of - log.rfind(' ', of - 1) - 1);
+  const std::string run_count = log.substr(log.rfind('(', trainable) + 1, trainable - log.rfind('(', trainable) - 1);
+  EXPECT_EQ(lora_count, run_count) << log;
   // Every base weight but the trained heads is the base's, bit for bit.
   auto base = bt::checkpoint::SafeTensors::open((root_ / "base" / "model.safetensors").string());
   auto after = bt::checkpoint::SafeTensors::open((out / "model.safetensors").string());

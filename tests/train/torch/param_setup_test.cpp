@@ -43,8 +43,30 @@ TEST(ParamSetup, PartRatesAndLayerDecayBecomeEachParametersScale) {
   ASSERT_EQ(logged.size(), 3u);
   EXPECT_EQ(logged[0].first, "lr_vision");
   EXPECT_DOUBLE_EQ(logged[0].second, 2.0);
-  EXPECT_TRUE(train::part_lr_factors(train::TrainOptions{}, s).empty());  // no groups: nothing more to log
-  EXPECT_FALSE(train::lr_scales(train::TrainOptions{}, s, m->config()));
+  const train::TrainOptions plain;
+  EXPECT_TRUE(train::part_lr_factors(plain, s).empty());  // no groups: nothing more to log
+  EXPECT_FALSE(train::lr_scales(plain, s, m->config()));
+}
+
+// Issue 57: an unset part rate inherits --learning_rate; 0 is a rate of 0 (it used to mean "inherit", so a user who
+// wrote 0 to hold a tower still trained it at the full rate).
+TEST(ParamSetup, ZeroIsARateAndUnsetInherits) {
+  model::BridgeTowerForContrastiveLearning m(model::preset("tiny"));
+  train::TrainOptions o;
+  o.vision_learning_rate = 0;
+  train::RunSettings s;
+  s.learning_rate = 1e-4;
+  const auto scale = train::lr_scales(o, s, m->config());
+  ASSERT_TRUE(scale);
+  train::AdamW opt = train::make_adamw(*m, {}, scale);
+  int vision = 0;
+  for (const auto& p : opt.params()) {
+    const model::ParamPlace at = model::param_place(p.name, m->config());
+    EXPECT_DOUBLE_EQ(p.lr_scale, at.part == model::ModelPart::kVision ? 0.0 : 1.0) << p.name;
+    vision += at.part == model::ModelPart::kVision;
+  }
+  EXPECT_GT(vision, 10);
+  EXPECT_DOUBLE_EQ(train::part_lr_factors(o, s)[0].second, 0.0);
 }
 
 TEST(ParamSetup, FreezingByLayersLeavesTheUpperLayersTrainable) {

@@ -101,4 +101,25 @@ TEST_F(StreamTrain, HttpShardsTrainAsTheLocalFiles) {
   EXPECT_NE(log.find(missing + ": HTTP 404"), std::string::npos) << log;
 }
 
+// Issue 57: the progress line of streamed shards tells what is known: the samples the run reads (not "rows"), the
+// epoch as a fraction once the stream has passed an epoch's end (its length unknown before: said so), and with
+// per-part rates the rates the groups use, not a base rate none of them trains at.
+TEST_F(StreamTrain, TheProgressLineSaysWhatIsKnown) {
+  std::string log;
+  const fs::path out = root_ / "progress";
+  const std::string local = "pipe:cat " + (root_ / "shards" / "shard-{000000..000003}.tar").string();
+  ASSERT_EQ(train(local, out, &log, {"--max_steps", "10", "--dataloader_num_workers", "0", "--learning_rate", "1e-4",
+                                      "--vision_learning_rate", "2e-4", "--text_learning_rate", "3e-4",
+                                      "--cross_modal_learning_rate", "5e-5"}),
+            0)
+      << log;
+  EXPECT_NE(log.find("on streamed shards (40 samples over the run)"), std::string::npos) << log;
+  EXPECT_NE(log.find("| epoch 0 (its length not known yet: 4 samples read)"), std::string::npos) << log;
+  EXPECT_NE(log.find("| lr vision "), std::string::npos) << log;
+  EXPECT_EQ(log.find("| lr 1."), std::string::npos) << log;  // --learning_rate's 1e-4 trains no group here
+  const auto records = bt::report::read_window_records(out / "metrics.jsonl");
+  ASSERT_EQ(records.size(), 10u);
+  EXPECT_NEAR(records.back().epoch, 40.0 / 32.0, 1e-9);  // 32 samples an epoch (4 shards of 8), 40 read
+}
+
 }  // namespace

@@ -39,6 +39,8 @@ class TrainCli : public ::testing::Test {
     root_ = fs::temp_directory_path() / ("bt_train_cli_" + std::to_string(getpid()));
     fs::remove_all(root_);
     fs::create_directories(root_);
+    // The CPU peak cache (model/flops_peak.h) of this suite's runs: empty at the start, never the user's.
+    setenv("XDG_CACHE_HOME", (root_ / "xdg_cache").c_str(), 1);
     bt::data::SynthOptions so;
     so.n = 48;
     so.images = 16;
@@ -220,13 +222,32 @@ TEST_F(TrainCli, FinishedRunNeedsOverwriteAndResumeReproducesLosses) {
   r = run(with(base(part), {"--save_steps", "3", "--stop_after_step", "3"}), root_ / "part.log");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_FALSE(fs::exists(part / "train_results.json"));
+  // Another step count re-plans the schedule under the saved optimizer: the resume says where its rate jumps (issue
+  // 57), on a copy of the folder; one with no step left to train is refused.
+  const fs::path replanned = root_ / "replanned";
+  fs::copy(part, replanned, fs::copy_options::recursive);
+  r = run(with(base(replanned, 3), {"--save_steps", "3", "--resume_from_checkpoint"}), root_ / "resume_none.log");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("it is at step 3, and this run ends at step 3"), std::string::npos) << r.err;
+  r = run(with(base(replanned, 4), {"--save_steps", "3", "--resume_from_checkpoint"}), root_ / "resume_steps.log");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("its run planned a linear schedule over 6 steps (warm-up 0), this run a linear one over 4"),
+            std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the learning rate jumps at step 3 from 0.5 to 0.25 of its peak"), std::string::npos) << r.err;
   r = run(with(base(part), {"--save_steps", "3", "--resume_from_checkpoint"}), root_ / "resume.log");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto got = losses(part);
   ASSERT_EQ(got.size(), ref.size());
   for (size_t i = 0; i < ref.size(); ++i) EXPECT_DOUBLE_EQ(got[i], ref[i]) << "step " << i + 1;
-  EXPECT_DOUBLE_EQ(bt::report::read_json_file(part / "train_results.json")["train_loss"].get<double>(),
-                   res["train_loss"].get<double>());
+  const auto resumed = bt::report::read_json_file(part / "train_results.json");
+  EXPECT_DOUBLE_EQ(resumed["train_loss"].get<double>(), res["train_loss"].get<double>());
+  // total_flos counts the whole run, as train_loss does, not only the steps since the resume (issue 57).
+  EXPECT_DOUBLE_EQ(resumed["total_flos"].get<double>(), res["total_flos"].get<double>());
+  // The CPU peak behind MFU is the machine's, measured once and cached: a later run divides by the same figure and
+  // says where it came from (issue 57: four runs once measured 46 to 167 GFLOP/s).
+  EXPECT_EQ(resumed["peak_source"].get<std::string>().rfind("cached: this CPU's fp32 GEMM", 0), 0u) << resumed;
+  EXPECT_DOUBLE_EQ(resumed["peak_tflops"].get<double>(), res["peak_tflops"].get<double>());
+  EXPECT_TRUE(fs::exists(root_ / "xdg_cache" / "bridgetune" / "cpu_peak.json"));
 }
 
 // SIGKILL as soon as a checkpoint is there, then --resume_from_checkpoint latest: the uninterrupted run's losses.
@@ -346,7 +367,7 @@ TEST_F(TrainCli, EarlyStoppingEndsTheRunAndSurvivesResume) {
 
 TEST_F(TrainCli, DemoLossFalls) {
   const fs::path out = root_ / "demo";
-  auto r = run({"train", "--output_dir", out.string(), "--max_steps", "96", "--torch_threads", "1", "--eval_steps", "0",
+  auto r = run({"train", "--demo", "--output_dir", out.string(), "--max_steps", "96", "--torch_threads", "1", "--eval_steps", "0",
                 "--save_steps", "0"},
                root_ / "demo.log");
   ASSERT_EQ(r.code, 0) << r.err;
@@ -374,7 +395,7 @@ TEST_F(TrainCli, DemoLossFalls) {
 // 0.50-0.59 (chance 1/32); the test runs the default seed, 42.
 TEST_F(TrainCli, DemoLearnsWhatThePicturesShow) {
   const fs::path out = root_ / "demo_full";
-  auto r = run({"train", "--output_dir", out.string()}, root_ / "demo_full.log");
+  auto r = run({"train", "--demo", "--output_dir", out.string()}, root_ / "demo_full.log");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("what training bought"), std::string::npos) << r.err;
   auto res = bt::report::read_json_file(out / "train_results.json");
