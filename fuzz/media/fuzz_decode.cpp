@@ -22,6 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)jpeg_coefficient_bytes(read_jpeg_frame(bytes));
   } catch (const bt::Error&) {
   }
+  (void)without_extraneous_header_bytes(bytes);  // never throws
   try {
     ImageU8 img;
     decode_rgb8(bytes, kMaxPixels, img, size % 2 ? 8 : 1 + static_cast<int>(size % 8));

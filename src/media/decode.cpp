@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/error.h"
 #include "common/machine_memory.h"
@@ -53,17 +54,24 @@ tjhandle tj() {
 
 struct JpegHeader {
   int width, height, subsamp, colorspace;
+  bool warned;  // libjpeg warned while reading the header (e.g. extraneous bytes before a marker)
 };
-
-JpegHeader jpeg_header(std::span<const uint8_t> b) {
-  JpegHeader hd{};
-  if (tjDecompressHeader3(tj(), b.data(), b.size(), &hd.width, &hd.height, &hd.subsamp, &hd.colorspace) != 0)
-    tj_fail(str("corrupt JPEG header (", tjGetErrorStr2(tj()), ")"));
-  return hd;
-}
 
 bool is_truncation_warning(const char* msg) {
   return std::strstr(msg, "Premature end of JPEG file") || std::strstr(msg, "premature end of data segment");
+}
+
+JpegHeader jpeg_header(std::span<const uint8_t> b) {
+  JpegHeader hd{};
+  if (tjDecompressHeader3(tj(), b.data(), b.size(), &hd.width, &hd.height, &hd.subsamp, &hd.colorspace) != 0) {
+    // A warning (e.g. "Corrupt JPEG data: 4 extraneous bytes before marker 0xdb") still filled in the header, and
+    // libjpeg decodes such a file as Pillow does; only a cut-short file or an error refuses it.
+    const char* msg = tjGetErrorStr2(tj());
+    if (tjGetErrorCode(tj()) != TJERR_WARNING || is_truncation_warning(msg) || hd.width < 1 || hd.height < 1)
+      tj_fail(str("corrupt JPEG header (", msg, ")"));
+    hd.warned = true;
+  }
+  return hd;
 }
 
 // Pillow reads Adobe CMYK JPEGs inverted ("CMYK;I") and converts with cmyk2rgb (Convert.c).
@@ -83,7 +91,12 @@ void cmyk_to_rgb(const uint8_t* cmyk, size_t n, uint8_t* rgb) {
 }
 
 void decode_jpeg(std::span<const uint8_t> b, uint64_t max_pixels, ImageU8& out, int scale_num) {
-  const JpegHeader hd = jpeg_header(b);
+  JpegHeader hd = jpeg_header(b);
+  // TurboJPEG reports an image's first warning only: decode a copy without the header's extraneous bytes, so that
+  // a truncation further on is not hidden behind them.
+  std::vector<uint8_t> cleaned;
+  if (hd.warned) cleaned = without_extraneous_header_bytes(b);
+  if (!cleaned.empty()) b = cleaned;
   check_pixels(hd.width, hd.height, max_pixels);
   if (scale_num < 1 || scale_num > 8) fail("bad JPEG scale ", scale_num, "/8");
   const int w = jpeg_scaled(hd.width, scale_num), h = jpeg_scaled(hd.height, scale_num);

@@ -13,7 +13,7 @@
 //  - Any bad input throws bt::Error with the reason only (the caller names the file).
 // libjpeg warnings: "Premature end of JPEG file" / "premature end of data segment" mean truncated data and
 // are errors (Pillow raises "image file is truncated"); other warnings (e.g. extraneous bytes before a
-// marker) are tolerated, as Pillow tolerates them.
+// marker, in the header or in the scans) are tolerated, as Pillow tolerates them.
 #pragma once
 #include <cstdint>
 #include <memory>

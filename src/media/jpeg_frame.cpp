@@ -112,4 +112,34 @@ JpegFrame read_jpeg_frame(std::span<const uint8_t> b) {
   }
 }
 
+std::vector<uint8_t> without_extraneous_header_bytes(std::span<const uint8_t> b) {
+  const size_t n = b.size();
+  if (n < 4 || b[0] != 0xFF || b[1] != 0xD8) return {};
+  std::vector<uint8_t> out(b.begin(), b.begin() + 2);
+  out.reserve(n);
+  bool dropped = false;
+  for (size_t pos = 2;;) {
+    const size_t start = pos;
+    while (pos < n && b[pos] != 0xFF) ++pos;
+    dropped |= pos > start;
+    const size_t marker_at = pos;
+    while (pos < n && b[pos] == 0xFF) ++pos;
+    if (pos >= n) return {};
+    const int marker = b[pos++];
+    size_t end = pos;  // the segment's end: a standalone marker has none
+    if (!is_standalone(marker) && marker != 0xD9) {
+      if (pos + 2 > n) return {};
+      const size_t len = static_cast<size_t>(be16(b.data() + pos));
+      if (len < 2 || pos + len > n) return {};
+      end = pos + len;
+    }
+    if (marker == 0xDA || marker == 0xD9) end = n;  // the scans (and anything after) as they are
+    out.insert(out.end(), b.begin() + marker_at, b.begin() + end);
+    if (end == n) break;
+    pos = end;
+  }
+  if (!dropped) return {};
+  return out;
+}
+
 }  // namespace bt::media

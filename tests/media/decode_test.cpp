@@ -1,6 +1,7 @@
 // Decoding every colour layout to RGB8 must equal Pillow's Image.open(f).convert("RGB") byte for byte.
 #include <gtest/gtest.h>
 
+#include "common/error.h"
 #include "media/decode.h"
 #include "media_test_util.h"
 
@@ -21,6 +22,48 @@ TEST(MediaDecode, MatchesPillowConvertRgb) {
     const Diff d = compare(img.pixels.data(), want.data(), want.size());
     EXPECT_EQ(d.max_abs, 0) << "mean abs " << d.mean_abs;
   }
+}
+
+// Bytes of `jpeg` with `n` junk bytes inserted before its first `marker` (FF marker): libjpeg's "Corrupt JPEG data:
+// n extraneous bytes before marker 0x.." warning, which Pillow (and every browser) decodes through.
+std::vector<uint8_t> with_extraneous_bytes(const std::vector<uint8_t>& jpeg, uint8_t marker, size_t n) {
+  for (size_t i = 2; i + 1 < jpeg.size(); ++i)
+    if (jpeg[i] == 0xFF && jpeg[i + 1] == marker) {
+      std::vector<uint8_t> b(jpeg.begin(), jpeg.begin() + i);
+      b.insert(b.end(), n, 0x12);
+      b.insert(b.end(), jpeg.begin() + i, jpeg.end());
+      return b;
+    }
+  ADD_FAILURE() << "no marker " << int(marker);
+  return jpeg;
+}
+
+TEST(MediaDecode, JpegWarningsDecodeAsPillowDoes) {
+  const auto clean = read_bytes(golden_path("cartoon_300x301.jpg"));
+  const ImageU8 want = decode_file("cartoon_300x301.jpg");
+  const ImageU8 want_half = decode_file("cartoon_300x301.jpg", 4);
+  // The issue's four files: 1, 4, 5 and 16 extraneous bytes before the DQT (0xdb); then before DHT and SOS.
+  const std::pair<uint8_t, size_t> cases[] = {{0xDB, 1}, {0xDB, 4}, {0xDB, 5}, {0xDB, 16}, {0xC4, 3}, {0xDA, 2}};
+  for (const auto& [marker, n] : cases) {
+    SCOPED_TRACE(::testing::Message() << n << " bytes before 0x" << std::hex << int(marker));
+    const auto b = with_extraneous_bytes(clean, marker, n);
+    ImageInfo info;
+    ASSERT_NO_THROW(info = probe_image(b, 89478485));
+    EXPECT_EQ(info.width, 300);
+    EXPECT_EQ(info.height, 301);
+    for (int scale : {8, 4}) {
+      ImageU8 img;
+      ASSERT_NO_THROW(decode_rgb8(b, 89478485, img, scale));
+      const ImageU8& w = scale == 8 ? want : want_half;
+      ASSERT_EQ(img.width, w.width);
+      EXPECT_EQ(compare(img.pixels.data(), w.pixels.data(), w.stride() * w.height).max_abs, 0);
+    }
+  }
+  // A file cut short is still refused, as Pillow refuses it ("image file is truncated").
+  auto cut = with_extraneous_bytes(clean, 0xDB, 4);
+  cut.resize(cut.size() / 2);
+  ImageU8 img;
+  EXPECT_THROW(decode_rgb8(cut, 89478485, img), bt::Error);
 }
 
 TEST(MediaDecode, SniffsFromBytesNotNames) {
