@@ -69,8 +69,18 @@ TEST(MediaDecode, JpegWarningsDecodeAsPillowDoes) {
 TEST(MediaDecode, SniffsFromBytesNotNames) {
   EXPECT_EQ(sniff_format(read_bytes(golden_path("gray.jpg"))), ImageFormat::kJpeg);
   EXPECT_EQ(sniff_format(read_bytes(golden_path("palette.png"))), ImageFormat::kPng);
-  const uint8_t junk[] = {'G', 'I', 'F', '8', '9', 'a', 0, 0};
+  const uint8_t junk[] = {'G', 'I', 'F', '8', '9', 'b', 0, 0};
   EXPECT_EQ(sniff_format(junk), ImageFormat::kUnknown);
+  const auto bytes = [](const char* s, size_t n) { return std::vector<uint8_t>(s, s + n); };
+  EXPECT_EQ(sniff_format(bytes("GIF89a\0\0", 8)), ImageFormat::kGif);
+  EXPECT_EQ(sniff_format(bytes("GIF87a\0\0", 8)), ImageFormat::kGif);
+  EXPECT_EQ(sniff_format(bytes("RIFF\0\0\0\0WEBPVP8 ", 16)), ImageFormat::kWebp);
+  EXPECT_EQ(sniff_format(bytes("RIFF\0\0\0\0WAVEfmt ", 16)), ImageFormat::kUnknown);
+  EXPECT_EQ(sniff_format(bytes("BM\0\0\0\0", 6)), ImageFormat::kBmp);
+  EXPECT_EQ(sniff_format(bytes("II*\0\0\0", 6)), ImageFormat::kTiff);
+  EXPECT_EQ(sniff_format(bytes("MM\0*\0\0", 6)), ImageFormat::kTiff);
+  EXPECT_EQ(sniff_format(bytes("II+\0\0\0", 6)), ImageFormat::kTiff);  // BigTIFF
+  EXPECT_EQ(sniff_format(bytes("MZ\0\0\0\0", 6)), ImageFormat::kUnknown);
 }
 
 TEST(MediaDecode, ProbeGivesFullSize) {
