@@ -255,6 +255,7 @@ def tiff_cases():
     add("rgb_packbits.tif", saved(pic, "TIFF", compression="packbits"))
     add("rgb_jpeg.tif", saved(pic, "TIFF", compression="jpeg", quality=80))
     add("ycbcr_jpeg.tif", saved(pic.convert("YCbCr"), "TIFF", compression="jpeg", quality=80))
+    add("ycbcr_lzw.tif", saved(pic.convert("YCbCr"), "TIFF", compression="tiff_lzw"))  # libtiff's RGBA interface
     add("rgba_lzw.tif", saved(with_alpha(pic), "TIFF", compression="tiff_lzw"))
     add("grey_lzw.tif", saved(pic.convert("L"), "TIFF", compression="tiff_lzw"))
     add("la.tif", saved(pic.convert("LA"), "TIFF"))
