@@ -1,6 +1,7 @@
-// libFuzzer target for the JPEG/PNG decode wrapper, the transform behind it (a PNG decoded row by row into the
-// resize, the decode budget) and the JPEG marker walk (media/jpeg_frame.h): any bytes must either decode or throw
-// bt::Error; never crash, hang, leak or read out of bounds.
+// libFuzzer target for the decode wrapper (JPEG/PNG; WebP, GIF, BMP and TIFF have fuzz_decode_<format> too), the
+// transform behind it (a PNG decoded row by row into the resize, the decode budget) and the JPEG marker walk
+// (media/jpeg_frame.h): any bytes must either decode or throw bt::Error; never crash, hang, leak or read out of
+// bounds.
 #include <cstddef>
 #include <cstdint>
 #include <span>

@@ -57,7 +57,7 @@ bool device_decodable_jpeg(std::span<const uint8_t> encoded) {
   }
   return (f.sof == 0 || f.sof == 1) && f.precision == 8 && f.num_components == 3 && f.width > 0 &&
          f.height > 0 && f.ends_with_eoi && f.adobe_transform != 0 && f.adobe_transform != 2 && !names_rgb(f) &&
-         subsampling_supported(f);
+         subsampling_supported(f) && !f.extraneous;
 }
 
 void decode_for_device(std::span<const uint8_t> encoded, const media::TransformSpec& spec, uint64_t sample_seed,

@@ -400,6 +400,9 @@ BatchPtr Loader::finish(Slot& s, Clock::time_point t0) {
   }
   ++deliver_;
   stats_.samples += s.size;
+  if (opt_.output_decoded && opt_.ship_device_jpegs)  // counted at delivery: the same for any worker count
+    for (size_t j = 0; j < s.size && j < b->decoded.samples.size(); ++j)
+      stats_.cpu_decoded += !b->decoded.samples[j].encoded;
   lock.unlock();
   work_cv_.notify_all();
   if (opt_.output_decoded) {  // the consumer packs: workers fill samples concurrently, sizes known only now

@@ -78,6 +78,9 @@ struct LoaderStats {
   size_t samples = 0;  // samples delivered
   size_t cache_hits = 0, cache_misses = 0;
   size_t skipped = 0;                     // bad samples replaced (skip policy)
+  // Encoded mode (ship_device_jpegs): delivered samples the device decoder cannot take (device_decodable_jpeg:
+  // PNG, WebP, GIF, BMP, TIFF, progressive/CMYK/grey JPEGs), decoded by the workers instead. The run reports it.
+  size_t cpu_decoded = 0;
   std::vector<std::string> first_skipped;  // up to kMaxNamedSkips one-line reasons
   static constexpr size_t kMaxNamedSkips = 5;
   double cache_hit_rate() const {

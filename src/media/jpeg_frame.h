@@ -30,6 +30,8 @@ struct JpegFrame {
   int adobe_transform = -1;  // APP14 "Adobe" transform flag (0 none/RGB/CMYK, 1 YCbCr, 2 YCCK), -1 if absent
   int scan_components = 0;   // components in the first scan (SOS); 0 when not reached
   bool ends_with_eoi = false;  // FF D9 at the end (trailing zero padding allowed): the file is not cut short
+  bool extraneous = false;     // bytes other than fill between marker segments up to the first SOS (libjpeg
+                               // warns "Corrupt JPEG data: N extraneous bytes before marker 0x..")
 };
 
 JpegFrame read_jpeg_frame(std::span<const uint8_t> jpeg);

@@ -438,6 +438,8 @@ nlohmann::json TrainLoop::results_json(const TrainSummary& sum, const RunStats& 
   if (replay_max_diff_ >= 0) results["accumulation_replay_max_diff"] = replay_max_diff_;
   results["skipped_samples"] = skipped_samples_;  // --on_bad_sample skip: every rank's
   if (!first_skipped_.empty()) results["first_skipped_samples"] = first_skipped_;
+  if (r_.train_loader->options().ship_device_jpegs)  // --use_media_pipeline with nvJPEG: what the CPU decoded instead
+    results["media_pipeline_cpu_decoded_images"] = r_.train_loader->stats().cpu_decoded;
   if (nonfinite_steps_ > 0) results["nonfinite_steps"] = nonfinite_steps_;
   if (r_.loss_scale) {
     results["loss_scale"] = r_.loss_scale->scale();
