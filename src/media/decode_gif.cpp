@@ -39,27 +39,35 @@ int read_mem(GifFileType* g, GifByteType* dst, int n) {
   fail("corrupt GIF (", why ? why : "unknown error", ")");
 }
 
+// giflib's file, closed also when the walk below throws half way through the constructor.
+struct GifHandle {
+  GifFileType* g = nullptr;
+  GifHandle(Reader* r) {
+    int err = 0;
+    g = DGifOpen(r, read_mem, &err);
+    if (!g) gif_fail(err);
+  }
+  ~GifHandle() {
+    int err = 0;
+    DGifCloseFile(g, &err);
+  }
+  GifHandle(const GifHandle&) = delete;
+  GifHandle& operator=(const GifHandle&) = delete;
+};
+
 // The file opened and walked to its first image descriptor: what Pillow's _open() and _seek(0) read.
 struct Gif {
   Reader reader;
-  GifFileType* g = nullptr;
+  GifHandle handle;
+  GifFileType* g;
   int transparent = -1;  // the first frame's transparent index, -1 for none
   int width = 0, height = 0;
 
-  explicit Gif(std::span<const uint8_t> b) : reader{b} {
-    int err = 0;
-    g = DGifOpen(&reader, read_mem, &err);
-    if (!g) gif_fail(err);
+  explicit Gif(std::span<const uint8_t> b) : reader{b}, handle(&reader), g(handle.g) {
     to_first_image();
     width = std::max<int>(g->SWidth, g->Image.Left + g->Image.Width);
     height = std::max<int>(g->SHeight, g->Image.Top + g->Image.Height);
   }
-  ~Gif() {
-    int err = 0;
-    DGifCloseFile(g, &err);
-  }
-  Gif(const Gif&) = delete;
-  Gif& operator=(const Gif&) = delete;
 
   void check(int rc) const {
     if (rc != GIF_OK) gif_fail(g->Error);
