@@ -39,6 +39,7 @@ struct Batch {
   BatchTiming timing;
   size_t cache_hits = 0;
   size_t skipped = 0;  // bad samples replaced in this batch (on_bad_sample=skip)
+  size_t decoded_with_warnings = 0;  // samples whose decoder warned (LoaderStats::decoded_with_warnings)
 };
 
 class BatchPool;

@@ -85,6 +85,7 @@ void decode_for_device(std::span<const uint8_t> encoded, const media::TransformS
   if (timing) {
     timing->decode_s = std::chrono::duration<double>(t1 - t0).count();
     timing->transform_s = std::chrono::duration<double>(Clock::now() - t1).count();
+    timing->decoded_with_warnings = img.decoded_with_warnings;
   }
 }
 

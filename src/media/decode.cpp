@@ -128,6 +128,7 @@ void decode_jpeg(std::span<const uint8_t> b, uint64_t max_pixels, ImageU8& out, 
     if (is_truncation_warning(msg)) tj_fail(str("truncated JPEG (", msg, ")"));
     // Other warnings: the image decoded; keep it, as Pillow does.
   }
+  out.decoded_with_warnings = hd.warned || rc != 0;
 }
 
 struct SpngCtx {

@@ -52,9 +52,11 @@ struct TransformSpec {
   std::array<float, 3> std{kClipStd[0], kClipStd[1], kClipStd[2]};
 };
 
+// What one sample's transform reports besides its pixels: its times, and whether its decoder warned.
 struct TransformTiming {
   double decode_s = 0;
   double transform_s = 0;  // resize + crop (+ flip, + colour jitter)
+  bool decoded_with_warnings = false;  // ImageU8::decoded_with_warnings of its decode
 };
 
 // Opaque per-thread buffers. Complete here (with an out-of-line destructor) so that callers can destroy
