@@ -160,7 +160,6 @@ class Loader {
   size_t limit_batch_ = 0;  // no tickets from this batch on (end of epoch, or a failed batch)
   size_t deliver_ = 0;      // next batch next() returns
   std::vector<std::unique_ptr<Slot>> slots_;  // ring of in-flight batches, indexed k % size
-  size_t active_ = 0;                         // samples being processed outside the lock
   LoaderStats stats_;
 
   std::unique_ptr<Worker> inline_worker_;
