@@ -2,6 +2,7 @@
 // decoder (loader::device_decodable_jpeg), what a shipped sample carries, and the whole device path on the CPU:
 // cuda::layout_of + a CPU decode of the shipped JPEGs into that layout + the kernel's CPU reference equal the CPU
 // loader -- without DCT scaling for shipped JPEGs (the device decoder has none), with it for the rest.
+// Also: the decoded cache on the formats nvJPEG cannot take (they share this file's dataset).
 #include <gtest/gtest.h>
 #include <turbojpeg.h>
 
@@ -179,6 +180,27 @@ TEST(EncodedLoader, OtherFormatsGoToTheCpuWorkersAndAreCounted) {
   EXPECT_EQ(others, 5u);
   EXPECT_EQ(enc.stats().cpu_decoded, others + 2) << "the five formats, the progressive and the grey JPEG";
   EXPECT_EQ(enc.stats().decoded_with_warnings, 1u) << "extraneous4.jpg: decoded through libjpeg's warning";
+}
+
+// The decoded cache (eval) serves WebP, GIF, BMP, TIFF and the warning JPEG as their decode: a key's later rows are
+// hits, and every batch equals the cache-off loader's. Inline (num_workers 0): the hit count is exact.
+TEST(EncodedLoader, TheDecodedCacheServesTheOtherFormatsAsTheirDecode) {
+  auto ds = std::make_shared<MixedSet>(36, true);  // 12 files, each named by 3 rows
+  auto o = options(media::TransformMode::kEval, false, false);
+  o.num_workers = 0;
+  loader::Loader uncached(ds, o);
+  o.decoded_cache_mb = 16;
+  loader::Loader cached(ds, o);
+  while (auto b = cached.next()) {
+    auto want = uncached.next();
+    ASSERT_TRUE(want);
+    ASSERT_EQ(b->rows, want->rows);
+    ASSERT_EQ(b->pixels.size(), want->pixels.size());
+    EXPECT_EQ(std::memcmp(b->pixels.data(), want->pixels.data(), b->pixels.size() * sizeof(float)), 0);
+  }
+  EXPECT_EQ(cached.stats().cache_misses, 12u);
+  EXPECT_EQ(cached.stats().cache_hits, 24u) << "every file, the other formats included, served from the cache";
+  EXPECT_EQ(cached.stats().decoded_with_warnings, 1u) << "extraneous4.jpg counted once, at its decode";
 }
 
 TEST(EncodedLoader, WithoutTheOptionNothingIsShipped) {
