@@ -18,7 +18,7 @@ namespace bt::loader {
 // blocked for this batch.
 struct BatchTiming {
   double read_s = 0;       // Dataset::read_image
-  double decode_s = 0;     // JPEG/PNG decode
+  double decode_s = 0;     // image decode (any format; a PNG's includes its row-streamed resize)
   double transform_s = 0;  // resize + crop (+ flip)
   double normalize_s = 0;  // uint8 HWC -> float CHW into the batch (plus cache copies)
   double wait_s = 0;

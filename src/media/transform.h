@@ -3,7 +3,7 @@
 // per-sample seed, so any worker count gives identical batches.
 //
 // Contract (implemented in media/*.cpp):
-//  - transform_to_u8() decodes `encoded` (JPEG or PNG, sniffed from the bytes, never from a file name) and
+//  - transform_to_u8() decodes `encoded` (any format of media/decode.h, told by its bytes, never a name) and
 //    writes spec.image_size^2 * 3 bytes, RGB interleaved, to out_hwc. With spec.mode == kEval it is the
 //    reference eval transform (resize shortest edge to image_size with Pillow's antialiased bicubic, then
 //    center crop); with kTrain it is torchvision's RandomResizedCrop(scale, ratio) + horizontal flip with
