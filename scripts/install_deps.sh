@@ -4,7 +4,7 @@ set -euo pipefail
 PKGS=(
   build-essential cmake ninja-build ccache pkg-config clang lld libclang-rt-14-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
-  libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libpng-dev libarchive-dev libhwy-dev libpcre2-dev
+  libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libpng-dev libwebp-dev libgif-dev libtiff-dev libarchive-dev libhwy-dev libpcre2-dev
   libsnappy-dev libzstd-dev zlib1g-dev libthrift-dev libcurl4-openssl-dev
   libtorch-dev libgloo-dev libopenblas0-pthread
   python3 python3-numpy python3-pil python3-torch python3-torchvision

@@ -1,6 +1,7 @@
-// libFuzzer target for the JPEG/PNG decode wrapper, the transform behind it (a PNG decoded row by row into the
-// resize, the decode budget) and the JPEG marker walk (media/jpeg_frame.h): any bytes must either decode or throw
-// bt::Error; never crash, hang, leak or read out of bounds.
+// libFuzzer target for the decode wrapper (JPEG/PNG; WebP, GIF, BMP and TIFF have fuzz_decode_<format> too), the
+// transform behind it (a PNG decoded row by row into the resize, the decode budget) and the JPEG marker walk
+// (media/jpeg_frame.h): any bytes must either decode or throw bt::Error; never crash, hang, leak or read out of
+// bounds.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -22,6 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)jpeg_coefficient_bytes(read_jpeg_frame(bytes));
   } catch (const bt::Error&) {
   }
+  (void)without_extraneous_header_bytes(bytes);  // never throws
   try {
     ImageU8 img;
     decode_rgb8(bytes, kMaxPixels, img, size % 2 ? 8 : 1 + static_cast<int>(size % 8));

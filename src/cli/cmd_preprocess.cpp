@@ -74,7 +74,7 @@ void run(const PreprocessArgs& a) {
 bt::cli::Registrar reg("preprocess", "Run one image through the eval/train transform and write a .npy", 60,
                        [](CLI::App& app) {
   auto a = std::make_shared<PreprocessArgs>();
-  app.add_option("IMAGE", a->image, "JPEG or PNG file (format sniffed from its bytes)")->required();
+  app.add_option("IMAGE", a->image, "JPEG, PNG, WebP, GIF, BMP or TIFF file (format told by its bytes)")->required();
   auto size = bt::cli::add_flag(app, bt::cli::flags::kImageSize, a->image_size)->check(CLI::Range(1, 16384));
   bt::cli::add_flag(app, bt::cli::flags::kModelNameOrPath, a->model);
   bt::cli::add_hub_flags(app, &a->hub.revision, &a->hub.cache_dir);

@@ -28,8 +28,11 @@ struct ShardFatal {
 
 enum Kind { kOther, kImage, kTxt, kJson };
 
+// WebDataset's image extensions for every format media/decode.h reads (the decoder detects the format from the
+// bytes; the extension only says which member is the image).
 int kind_of(const std::string& ext) {
-  if (ext == "jpg" || ext == "jpeg" || ext == "png") return kImage;
+  for (const char* e : {"jpg", "jpeg", "png", "webp", "gif", "bmp", "tif", "tiff"})
+    if (ext == e) return kImage;
   if (ext == "txt") return kTxt;
   if (ext == "json") return kJson;
   return kOther;

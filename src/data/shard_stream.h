@@ -7,7 +7,7 @@
 //    pattern order. Nothing matching, or a listed file that does not exist, throws bt::Error naming it.
 //  - Members are grouped WebDataset-style: consecutive members sharing a key (the path up to the first '.'
 //    of the basename) form one sample; the rest of the basename, lowercased, is the extension. The image is
-//    the first jpg|jpeg|png member, the caption the txt member (trailing whitespace trimmed) or else the json
+//    the first jpg|jpeg|png|webp|gif|bmp|tif|tiff member, the caption the txt member (trailing whitespace trimmed) or else the json
 //    member's caption_column string. Other members are skipped without reading them.
 //  - A sample without image or caption, a caption that is not UTF-8, a member larger than max_member_bytes,
 //    a truncated member or a corrupt tar throws bt::Error naming the shard and member, e.g.
@@ -43,7 +43,7 @@ struct ShardOptions {
 struct TarSample {
   std::string key;  // "SHARD:KEY", unique across a shard set
   std::vector<uint8_t> image;
-  std::string image_ext;  // jpg, jpeg or png
+  std::string image_ext;  // jpg, jpeg, png, webp, gif, bmp, tif or tiff
   std::string caption;
   uint64_t image_offset = 0, image_size = 0;  // set in index mode only
 };

@@ -18,7 +18,7 @@ namespace bt::loader {
 // blocked for this batch.
 struct BatchTiming {
   double read_s = 0;       // Dataset::read_image
-  double decode_s = 0;     // JPEG/PNG decode
+  double decode_s = 0;     // image decode (any format; a PNG's includes its row-streamed resize)
   double transform_s = 0;  // resize + crop (+ flip)
   double normalize_s = 0;  // uint8 HWC -> float CHW into the batch (plus cache copies)
   double wait_s = 0;
@@ -39,6 +39,7 @@ struct Batch {
   BatchTiming timing;
   size_t cache_hits = 0;
   size_t skipped = 0;  // bad samples replaced in this batch (on_bad_sample=skip)
+  size_t decoded_with_warnings = 0;  // samples whose decoder warned (LoaderStats::decoded_with_warnings)
 };
 
 class BatchPool;

@@ -57,7 +57,7 @@ bool device_decodable_jpeg(std::span<const uint8_t> encoded) {
   }
   return (f.sof == 0 || f.sof == 1) && f.precision == 8 && f.num_components == 3 && f.width > 0 &&
          f.height > 0 && f.ends_with_eoi && f.adobe_transform != 0 && f.adobe_transform != 2 && !names_rgb(f) &&
-         subsampling_supported(f);
+         subsampling_supported(f) && !f.extraneous;
 }
 
 void decode_for_device(std::span<const uint8_t> encoded, const media::TransformSpec& spec, uint64_t sample_seed,
@@ -85,6 +85,7 @@ void decode_for_device(std::span<const uint8_t> encoded, const media::TransformS
   if (timing) {
     timing->decode_s = std::chrono::duration<double>(t1 - t0).count();
     timing->transform_s = std::chrono::duration<double>(Clock::now() - t1).count();
+    timing->decoded_with_warnings = img.decoded_with_warnings;
   }
 }
 

@@ -18,8 +18,10 @@ namespace bt::loader {
 // The one rule for which images go to the device decoder, made to fit nvJPEG's hardware engine (A100/H100/H200):
 // a baseline or extended-sequential Huffman JPEG, 8-bit, three YCbCr components at 4:4:4, 4:2:2, 4:2:0 or 4:4:0,
 // that ends with EOI. Everything else -- PNG, progressive, arithmetic, 12-bit, grayscale, CMYK/YCCK, Adobe RGB,
-// 4:1:1, a file cut short (whose error the CPU decoder reports, or skips under on_bad_sample=skip) -- is decoded
-// on the CPU as before. Never throws: malformed bytes are simply not device-decodable.
+// 4:1:1, a file cut short (whose error the CPU decoder reports, or skips under on_bad_sample=skip), extraneous
+// bytes between its header's segments (libjpeg decodes through them with a warning; nvJPEG is not known to), and
+// every other format (WebP, GIF, BMP, TIFF) -- is decoded on the CPU workers, and counted (LoaderStats::cpu_decoded).
+// Never throws: malformed bytes are simply not device-decodable.
 bool device_decodable_jpeg(std::span<const uint8_t> encoded);
 
 // Throws bt::Error (reason only) on bad input, as transform_to_u8. `scratch` is the worker's decode buffer.

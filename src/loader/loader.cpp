@@ -209,10 +209,12 @@ void Loader::open_batch(Slot& s, size_t k) {
   b.timing = BatchTiming{};
   b.cache_hits = 0;
   b.skipped = 0;
+  b.decoded_with_warnings = 0;
 }
 
-bool Loader::try_sample(Worker& w, size_t pos, size_t row, uint8_t* u8, float* f32, BatchTiming& t, size_t& hits,
+bool Loader::try_sample(Worker& w, size_t pos, size_t row, uint8_t* u8, float* f32, SampleResult& r,
                         std::string* error, Batch* decoded_into, size_t j) {
+  BatchTiming& t = r.timing;
   const int S = opt_.transform.image_size;
   const size_t px = static_cast<size_t>(S) * static_cast<size_t>(S) * 3;
   if (ds_->is_bad(row)) {  // a row its source kept flagged (e.g. a caption line that is not JSON)
@@ -225,7 +227,7 @@ bool Loader::try_sample(Worker& w, size_t pos, size_t row, uint8_t* u8, float* f
     w.key.assign(image_key).append(cache_suffix_);
     auto t0 = Clock::now();
     if (cache_->get(w.key, u8, px)) {
-      ++hits;
+      ++r.hits;
       if (f32) w.tf->normalize(u8, opt_.transform, f32);
       t.normalize_s += since(t0);
       return true;
@@ -247,11 +249,13 @@ bool Loader::try_sample(Worker& w, size_t pos, size_t row, uint8_t* u8, float* f
                         decoded_into->decoded.staging[j], &tt);
       t.decode_s += tt.decode_s;
       t.transform_s += tt.transform_s;
+      r.warned += tt.decoded_with_warnings;
       return true;
     }
     w.tf->to_u8(w.bytes, opt_.transform, seed, u8, &tt);
     t.decode_s += tt.decode_s;
     t.transform_s += tt.transform_s;
+    r.warned += tt.decoded_with_warnings;
   } catch (const Error& e) {
     *error = str(ds_->describe(row), ": ", e.what());
     return false;
@@ -284,7 +288,7 @@ Loader::SampleResult Loader::fill_sample(Worker& w, Batch& b, size_t pos, size_t
   };
   std::string err;
   size_t row = rows_[pos];
-  if (try_sample(w, pos, row, u8, f32, r.timing, r.hits, &err, dec, j)) {
+  if (try_sample(w, pos, row, u8, f32, r, &err, dec, j)) {
     use(row);
     return r;
   }
@@ -304,7 +308,7 @@ Loader::SampleResult Loader::fill_sample(Worker& w, Batch& b, size_t pos, size_t
     tried.push_back(q);
     row = rows_[q];
     std::string ignored;  // a bad candidate is reported in its own slot
-    if (try_sample(w, pos, row, u8, f32, r.timing, r.hits, &ignored, dec, j)) {
+    if (try_sample(w, pos, row, u8, f32, r, &ignored, dec, j)) {
       use(row);
       return r;
     }
@@ -322,6 +326,7 @@ void Loader::merge(Slot& s, size_t pos, SampleResult& r) {
   b.timing.normalize_s += r.timing.normalize_s;
   b.cache_hits += r.hits;
   b.skipped += r.skipped;
+  b.decoded_with_warnings += r.warned;
   ++s.done;
   if ((!r.error.empty() || r.fatal) && pos < s.error_pos) {
     s.error_pos = pos;
@@ -400,6 +405,10 @@ BatchPtr Loader::finish(Slot& s, Clock::time_point t0) {
   }
   ++deliver_;
   stats_.samples += s.size;
+  stats_.decoded_with_warnings += b->decoded_with_warnings;  // at delivery too: the same for any worker count
+  if (opt_.output_decoded && opt_.ship_device_jpegs)  // counted at delivery: the same for any worker count
+    for (size_t j = 0; j < s.size && j < b->decoded.samples.size(); ++j)
+      stats_.cpu_decoded += !b->decoded.samples[j].encoded;
   lock.unlock();
   work_cv_.notify_all();
   if (opt_.output_decoded) {  // the consumer packs: workers fill samples concurrently, sizes known only now

@@ -78,6 +78,12 @@ struct LoaderStats {
   size_t samples = 0;  // samples delivered
   size_t cache_hits = 0, cache_misses = 0;
   size_t skipped = 0;                     // bad samples replaced (skip policy)
+  // Encoded mode (ship_device_jpegs): delivered samples the device decoder cannot take (device_decodable_jpeg:
+  // PNG, WebP, GIF, BMP, TIFF, progressive/CMYK/grey JPEGs), decoded by the workers instead. The run reports it.
+  size_t cpu_decoded = 0;
+  // Delivered samples whose decoder warned and decoded anyway (a JPEG's "Corrupt JPEG data: ..."; media/decode.h),
+  // as Pillow decodes them: decodes, so an image the decoded cache then serves counts once. The run reports it.
+  size_t decoded_with_warnings = 0;
   std::vector<std::string> first_skipped;  // up to kMaxNamedSkips one-line reasons
   static constexpr size_t kMaxNamedSkips = 5;
   double cache_hit_rate() const {
@@ -114,14 +120,14 @@ class Loader {
   struct Worker;
   struct SampleResult {
     BatchTiming timing;
-    size_t hits = 0, skipped = 0;
+    size_t hits = 0, skipped = 0, warned = 0;
     std::string error;  // non-empty: a bad sample that is not skipped
     std::exception_ptr fatal;
   };
   void worker_main(Worker& w);
   void stop_workers();
   SampleResult fill_sample(Worker& w, Batch& b, size_t pos, size_t j);
-  bool try_sample(Worker& w, size_t pos, size_t row, uint8_t* u8, float* f32, BatchTiming& t, size_t& hits,
+  bool try_sample(Worker& w, size_t pos, size_t row, uint8_t* u8, float* f32, SampleResult& r,
                   std::string* error, Batch* decoded_into = nullptr, size_t j = 0);
   void open_batch(Slot& s, size_t k);
   void merge(Slot& s, size_t pos, SampleResult& r);
@@ -154,7 +160,6 @@ class Loader {
   size_t limit_batch_ = 0;  // no tickets from this batch on (end of epoch, or a failed batch)
   size_t deliver_ = 0;      // next batch next() returns
   std::vector<std::unique_ptr<Slot>> slots_;  // ring of in-flight batches, indexed k % size
-  size_t active_ = 0;                         // samples being processed outside the lock
   LoaderStats stats_;
 
   std::unique_ptr<Worker> inline_worker_;

@@ -6,21 +6,31 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/error.h"
 #include "common/machine_memory.h"
+#include "media/decoders.h"
 #include "media/jpeg_frame.h"
 
 namespace bt::media {
-namespace {
 
-constexpr uint8_t kPngSig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+namespace detail {
 
-void check_pixels(int w, int h, uint64_t max_pixels) {
-  if (w <= 0 || h <= 0) fail("image has an empty size ", w, "x", h);
-  if (static_cast<uint64_t>(w) * static_cast<uint64_t>(h) > max_pixels)
+void check_pixels(uint64_t w, uint64_t h, uint64_t max_pixels) {
+  if (w == 0 || h == 0) fail("image has an empty size ", w, "x", h);
+  // Each side below 2^32, so the product cannot wrap.
+  if (w > max_pixels || h > max_pixels || w * h > max_pixels)
     fail("image ", w, "x", h, " exceeds --max_image_pixels ", max_pixels, " (decompression bomb?)");
 }
+
+}  // namespace detail
+
+namespace {
+
+using detail::check_pixels;
+
+constexpr uint8_t kPngSig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 
 // One TurboJPEG decompressor per thread: creating one costs more than decoding a small image.
 struct TjHandle {
@@ -53,17 +63,24 @@ tjhandle tj() {
 
 struct JpegHeader {
   int width, height, subsamp, colorspace;
+  bool warned;  // libjpeg warned while reading the header (e.g. extraneous bytes before a marker)
 };
-
-JpegHeader jpeg_header(std::span<const uint8_t> b) {
-  JpegHeader hd{};
-  if (tjDecompressHeader3(tj(), b.data(), b.size(), &hd.width, &hd.height, &hd.subsamp, &hd.colorspace) != 0)
-    tj_fail(str("corrupt JPEG header (", tjGetErrorStr2(tj()), ")"));
-  return hd;
-}
 
 bool is_truncation_warning(const char* msg) {
   return std::strstr(msg, "Premature end of JPEG file") || std::strstr(msg, "premature end of data segment");
+}
+
+JpegHeader jpeg_header(std::span<const uint8_t> b) {
+  JpegHeader hd{};
+  if (tjDecompressHeader3(tj(), b.data(), b.size(), &hd.width, &hd.height, &hd.subsamp, &hd.colorspace) != 0) {
+    // A warning (e.g. "Corrupt JPEG data: 4 extraneous bytes before marker 0xdb") still filled in the header, and
+    // libjpeg decodes such a file as Pillow does; only a cut-short file or an error refuses it.
+    const char* msg = tjGetErrorStr2(tj());
+    if (tjGetErrorCode(tj()) != TJERR_WARNING || is_truncation_warning(msg) || hd.width < 1 || hd.height < 1)
+      tj_fail(str("corrupt JPEG header (", msg, ")"));
+    hd.warned = true;
+  }
+  return hd;
 }
 
 // Pillow reads Adobe CMYK JPEGs inverted ("CMYK;I") and converts with cmyk2rgb (Convert.c).
@@ -72,7 +89,7 @@ inline uint8_t muldiv255(int a, int b) {
   return static_cast<uint8_t>(((t >> 8) + t) >> 8);
 }
 
-void cmyk_to_rgb(const uint8_t* cmyk, size_t n, uint8_t* rgb) {
+void inverted_cmyk_to_rgb(const uint8_t* cmyk, size_t n, uint8_t* rgb) {
   for (size_t i = 0; i < n; ++i) {
     const int c = 255 - cmyk[4 * i], m = 255 - cmyk[4 * i + 1], y = 255 - cmyk[4 * i + 2];
     const int nk = cmyk[4 * i + 3];  // 255 - inverted k
@@ -83,7 +100,12 @@ void cmyk_to_rgb(const uint8_t* cmyk, size_t n, uint8_t* rgb) {
 }
 
 void decode_jpeg(std::span<const uint8_t> b, uint64_t max_pixels, ImageU8& out, int scale_num) {
-  const JpegHeader hd = jpeg_header(b);
+  JpegHeader hd = jpeg_header(b);
+  // TurboJPEG reports an image's first warning only: decode a copy without the header's extraneous bytes, so that
+  // a truncation further on is not hidden behind them.
+  std::vector<uint8_t> cleaned;
+  if (hd.warned) cleaned = without_extraneous_header_bytes(b);
+  if (!cleaned.empty()) b = cleaned;
   check_pixels(hd.width, hd.height, max_pixels);
   if (scale_num < 1 || scale_num > 8) fail("bad JPEG scale ", scale_num, "/8");
   const int w = jpeg_scaled(hd.width, scale_num), h = jpeg_scaled(hd.height, scale_num);
@@ -96,7 +118,7 @@ void decode_jpeg(std::span<const uint8_t> b, uint64_t max_pixels, ImageU8& out, 
   if (cmyk) {
     AlignedBuffer<uint8_t> tmp(static_cast<size_t>(w) * h * 4);  // CMYK JPEGs are rare: not kept between images
     rc = tjDecompress2(tj(), b.data(), b.size(), tmp.data(), w, w * 4, h, TJPF_CMYK, flags);
-    if (rc == 0 || tjGetErrorCode(tj()) == TJERR_WARNING) cmyk_to_rgb(tmp.data(), static_cast<size_t>(w) * h, out.pixels.data());
+    if (rc == 0 || tjGetErrorCode(tj()) == TJERR_WARNING) inverted_cmyk_to_rgb(tmp.data(), static_cast<size_t>(w) * h, out.pixels.data());
   } else {
     rc = tjDecompress2(tj(), b.data(), b.size(), out.pixels.data(), w, w * 3, h, TJPF_RGB, flags);
   }
@@ -106,6 +128,7 @@ void decode_jpeg(std::span<const uint8_t> b, uint64_t max_pixels, ImageU8& out, 
     if (is_truncation_warning(msg)) tj_fail(str("truncated JPEG (", msg, ")"));
     // Other warnings: the image decoded; keep it, as Pillow does.
   }
+  out.decoded_with_warnings = hd.warned || rc != 0;
 }
 
 struct SpngCtx {
@@ -128,7 +151,7 @@ void open_png(SpngCtx& c, std::span<const uint8_t> b, uint64_t max_pixels, spng_
   spng_set_chunk_limits(c.ctx, 16u << 20, 64u << 20);
   check_spng(spng_set_png_buffer(c.ctx, b.data(), b.size()), "buffer");
   check_spng(spng_get_ihdr(c.ctx, &ihdr), "header");
-  check_pixels(static_cast<int>(ihdr.width), static_cast<int>(ihdr.height), max_pixels);
+  check_pixels(ihdr.width, ihdr.height, max_pixels);
 }
 
 bool is_gray16(const spng_ihdr& ihdr) { return ihdr.color_type == SPNG_COLOR_TYPE_GRAYSCALE && ihdr.bit_depth == 16; }
@@ -166,12 +189,46 @@ void decode_png(std::span<const uint8_t> b, uint64_t max_pixels, ImageU8& out) {
   check_spng(spng_decode_image(c.ctx, out.pixels.data(), n * 3, SPNG_FMT_RGB8, 0), "image data");
 }
 
+bool starts_with(std::span<const uint8_t> b, const char* magic, size_t n, size_t at = 0) {
+  return b.size() >= at + n && std::memcmp(b.data() + at, magic, n) == 0;
+}
+
 }  // namespace
 
+namespace detail {
+
+void cmyk_to_rgb(const uint8_t* cmyk, size_t n, uint8_t* rgb) {
+  for (size_t i = 0; i < n; ++i) {
+    const int nk = 255 - cmyk[4 * i + 3];
+    for (int c = 0; c < 3; ++c) rgb[3 * i + c] = static_cast<uint8_t>(nk - muldiv255(cmyk[4 * i + c], nk));
+  }
+}
+
+}  // namespace detail
+
+// The signatures Pillow's plugins accept (their _accept()), in the order Pillow tries them for these formats.
 ImageFormat sniff_format(std::span<const uint8_t> b) {
   if (b.size() >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF) return ImageFormat::kJpeg;
   if (b.size() >= 8 && std::memcmp(b.data(), kPngSig, 8) == 0) return ImageFormat::kPng;
+  if (starts_with(b, "RIFF", 4) && starts_with(b, "WEBP", 4, 8)) return ImageFormat::kWebp;
+  if (starts_with(b, "GIF87a", 6) || starts_with(b, "GIF89a", 6)) return ImageFormat::kGif;
+  if (starts_with(b, "BM", 2)) return ImageFormat::kBmp;
+  for (const char* m : {"MM\x00\x2A", "II\x2A\x00", "MM\x2A\x00", "II\x00\x2A", "MM\x00\x2B", "II\x2B\x00"})
+    if (starts_with(b, m, 4)) return ImageFormat::kTiff;
   return ImageFormat::kUnknown;
+}
+
+const char* format_name(ImageFormat f) {
+  switch (f) {
+    case ImageFormat::kJpeg: return "JPEG";
+    case ImageFormat::kPng: return "PNG";
+    case ImageFormat::kWebp: return "WebP";
+    case ImageFormat::kGif: return "GIF";
+    case ImageFormat::kBmp: return "BMP";
+    case ImageFormat::kTiff: return "TIFF";
+    case ImageFormat::kUnknown: break;
+  }
+  return "unknown";
 }
 
 static ImageFormat require_format(std::span<const uint8_t> b) {
@@ -179,14 +236,27 @@ static ImageFormat require_format(std::span<const uint8_t> b) {
   const ImageFormat f = sniff_format(b);
   // The bytes themselves are never quoted: a caption row may name any file, and its contents are not ours
   // to print.
-  if (f == ImageFormat::kUnknown) fail("not a JPEG or PNG file (unknown signature)");
+  if (f == ImageFormat::kUnknown) fail("not an image file: not JPEG, PNG, WebP, GIF, BMP or TIFF (unknown signature)");
   return f;
+}
+
+static ImageInfo probe_other(ImageFormat f, std::span<const uint8_t> b, uint64_t max_pixels) {
+  switch (f) {
+    case ImageFormat::kWebp: return detail::probe_webp(b, max_pixels);
+    case ImageFormat::kGif: return detail::probe_gif(b, max_pixels);
+    case ImageFormat::kBmp: return detail::probe_bmp(b, max_pixels);
+    default: return detail::probe_tiff(b, max_pixels);
+  }
 }
 
 ImageInfo probe_image(std::span<const uint8_t> b, uint64_t max_pixels) {
   ImageInfo info;
   info.format = require_format(b);
-  if (info.format == ImageFormat::kJpeg) {
+  if (info.format != ImageFormat::kJpeg && info.format != ImageFormat::kPng) {
+    const ImageFormat f = info.format;
+    info = probe_other(f, b, max_pixels);
+    info.format = f;
+  } else if (info.format == ImageFormat::kJpeg) {
     const JpegHeader hd = jpeg_header(b);
     info.width = hd.width;
     info.height = hd.height;
@@ -208,7 +278,7 @@ ImageInfo probe_image(std::span<const uint8_t> b, uint64_t max_pixels) {
 uint64_t decode_bytes(const ImageInfo& info, int scale_num) {
   const int s = info.format == ImageFormat::kJpeg ? scale_num : 8;
   const uint64_t pixels = uint64_t(jpeg_scaled(info.width, s)) * uint64_t(jpeg_scaled(info.height, s));
-  return pixels * uint64_t(3 + info.temp_bytes_per_pixel) + info.coefficient_bytes;
+  return pixels * uint64_t(3 + info.temp_bytes_per_pixel) + info.coefficient_bytes + info.buffer_bytes;
 }
 
 uint64_t decode_budget(uint64_t max_pixels) {
@@ -220,6 +290,7 @@ void check_decode_budget(const ImageInfo& info, uint64_t bytes, uint64_t max_pix
   const uint64_t budget = decode_budget(max_pixels);
   if (bytes <= budget) return;
   const char* kind = info.format == ImageFormat::kPng  ? (info.interlaced ? "interlaced PNG" : "PNG")
+                     : info.format != ImageFormat::kJpeg ? format_name(info.format)
                      : info.coefficient_bytes > 0     ? "progressive or multi-scan JPEG"
                                                       : "JPEG";
   fail("image ", info.width, "x", info.height, " (", kind, ") needs ", bytes_str(bytes),
@@ -247,10 +318,16 @@ int choose_jpeg_scale(int width, int height, double region_w, double region_h, i
 void decode_rgb8(std::span<const uint8_t> b, const ImageInfo& info, uint64_t max_pixels, ImageU8& out,
                  int jpeg_scale_num) {
   check_decode_budget(info, decode_bytes(info, jpeg_scale_num), max_pixels);
-  if (info.format == ImageFormat::kJpeg)
-    decode_jpeg(b, max_pixels, out, jpeg_scale_num);
-  else
-    decode_png(b, max_pixels, out);
+  switch (info.format) {
+    case ImageFormat::kJpeg: return decode_jpeg(b, max_pixels, out, jpeg_scale_num);
+    case ImageFormat::kPng: return decode_png(b, max_pixels, out);
+    case ImageFormat::kWebp: return detail::decode_webp(b, out);
+    case ImageFormat::kGif: return detail::decode_gif(b, out);
+    case ImageFormat::kBmp: return detail::decode_bmp(b, out);
+    case ImageFormat::kTiff: return detail::decode_tiff(b, max_pixels, out);
+    case ImageFormat::kUnknown: break;
+  }
+  fail("not an image file (unknown format)");
 }
 
 void decode_rgb8(std::span<const uint8_t> b, uint64_t max_pixels, ImageU8& out, int jpeg_scale_num) {

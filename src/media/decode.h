@@ -1,10 +1,15 @@
 // Encoded bytes -> RGB8, the way Pillow's Image.open(...).convert("RGB") sees them.
-//  - The format is sniffed from the magic bytes only (JPEG FF D8 FF, PNG's 8-byte signature).
+//  - The format is sniffed from the magic bytes only, never a file name: JPEG FF D8 FF, PNG's 8-byte signature,
+//    RIFF....WEBP, GIF87a/GIF89a, BM, and TIFF's II*\0 / MM\0* (and the variants Pillow accepts).
 //  - JPEG (TurboJPEG, accurate ISLOW IDCT + fancy upsampling = what Pillow's libjpeg does): baseline,
 //    progressive, grayscale, CMYK/YCCK (Adobe inverted, converted with Pillow's cmyk2rgb). A JPEG may be
 //    decoded at a reduced DCT scale (scale_num/8); see choose_jpeg_scale() and media/plan.h.
 //  - PNG (libspng): palette, gray, alpha (dropped, as convert("RGB") does), 16-bit (high byte; 16-bit gray
 //    is clipped to 255 as Pillow's I -> RGB conversion does).
+//  - WebP (libwebp), GIF (giflib), BMP (media/decode_bmp.cpp), TIFF (libtiff): the first frame of an animation or
+//    the first page (IFD) of a TIFF, as Pillow opens it; each one's Pillow semantics are stated in its file
+//    (media/decode_webp.cpp, decode_gif.cpp, decode_bmp.cpp, decode_tiff.cpp). Transparency is dropped, as
+//    convert("RGB") drops it (no compositing onto a background); layouts Pillow refuses or misreads are refused.
 //  - Images with more than max_image_pixels pixels are refused from the header, before any allocation; so is a
 //    full decode whose buffers (decode_bytes: the RGB8 output, a CMYK or 16-bit grey intermediate, a multi-scan
 //    JPEG's DCT coefficients) would exceed decode_budget(max_image_pixels), naming --max_image_pixels.
@@ -13,7 +18,7 @@
 //  - Any bad input throws bt::Error with the reason only (the caller names the file).
 // libjpeg warnings: "Premature end of JPEG file" / "premature end of data segment" mean truncated data and
 // are errors (Pillow raises "image file is truncated"); other warnings (e.g. extraneous bytes before a
-// marker) are tolerated, as Pillow tolerates them.
+// marker, in the header or in the scans) are tolerated, as Pillow tolerates them.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -23,9 +28,10 @@
 
 namespace bt::media {
 
-enum class ImageFormat { kUnknown, kJpeg, kPng };
+enum class ImageFormat { kUnknown, kJpeg, kPng, kWebp, kGif, kBmp, kTiff };
 
 ImageFormat sniff_format(std::span<const uint8_t> encoded);
+const char* format_name(ImageFormat f);  // "JPEG", "PNG", "WebP", "GIF", "BMP", "TIFF"
 
 struct ImageInfo {
   ImageFormat format = ImageFormat::kUnknown;
@@ -36,6 +42,8 @@ struct ImageInfo {
                                    // keeps every DCT coefficient (2 bytes) of the whole image until the last scan
   int temp_bytes_per_pixel = 0;    // decoded first to CMYK (JPEG: 4) or 16-bit grey (PNG: 2), then converted
   bool interlaced = false;         // an Adam7 PNG: its rows arrive in 7 passes, so it is decoded whole
+  uint64_t buffer_bytes = 0;       // the other decoders' own buffers: a lossless WebP's ARGB, a TIFF's tile or
+                                   // strip, an RLE BMP's indices
 };
 
 // Header only (and a JPEG's marker segments up to its first scan): format, full-resolution size and what a full

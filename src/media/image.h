@@ -13,10 +13,14 @@ struct ImageU8 {
   int width = 0;
   int height = 0;
   AlignedBuffer<uint8_t> pixels;
+  // The decoder warned and decoded anyway (libjpeg's "Corrupt JPEG data: ..." warnings, media/decode.h): the
+  // pixels are what Pillow gives; the loader counts such images for the run's report.
+  bool decoded_with_warnings = false;
 
   void reset(int w, int h) {
     width = w;
     height = h;
+    decoded_with_warnings = false;
     // One spare byte: the SIMD transposer reads/writes pixels as 4-byte words.
     pixels.resize(static_cast<size_t>(w) * h * 3 + 1);
   }

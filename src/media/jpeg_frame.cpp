@@ -47,10 +47,12 @@ bool ends_with_eoi(std::span<const uint8_t> b) {
 }
 
 // After the SOF at `pos`: the component count of the first SOS, 0 if a malformed segment or the end comes first.
-int first_scan_components(std::span<const uint8_t> b, size_t pos) {
+int first_scan_components(std::span<const uint8_t> b, size_t pos, bool& extraneous) {
   const size_t n = b.size();
   for (;;) {
+    const size_t start = pos;
     while (pos < n && b[pos] != 0xFF) ++pos;
+    extraneous |= pos > start;
     while (pos < n && b[pos] == 0xFF) ++pos;
     if (pos >= n) return 0;
     const int marker = b[pos++];
@@ -91,7 +93,9 @@ JpegFrame read_jpeg_frame(std::span<const uint8_t> b) {
   f.ends_with_eoi = ends_with_eoi(b);
   size_t pos = 2;
   for (;;) {
+    const size_t start = pos;
     while (pos < n && b[pos] != 0xFF) ++pos;  // extraneous bytes before a marker (libjpeg warns, continues)
+    f.extraneous |= pos > start;
     while (pos < n && b[pos] == 0xFF) ++pos;  // fill bytes
     if (pos >= n) fail("JPEG has no frame header (SOF) before the end of the data");
     const int marker = b[pos++];
@@ -105,11 +109,41 @@ JpegFrame read_jpeg_frame(std::span<const uint8_t> b) {
     if (marker == 0xEE && seg_len >= 12 && std::memcmp(seg, "Adobe", 5) == 0) f.adobe_transform = seg[11];
     if (is_sof(marker)) {
       read_sof(marker, seg, seg_len, f);
-      f.scan_components = first_scan_components(b, pos + len);
+      f.scan_components = first_scan_components(b, pos + len, f.extraneous);
       return f;
     }
     pos += len;
   }
+}
+
+std::vector<uint8_t> without_extraneous_header_bytes(std::span<const uint8_t> b) {
+  const size_t n = b.size();
+  if (n < 4 || b[0] != 0xFF || b[1] != 0xD8) return {};
+  std::vector<uint8_t> out(b.begin(), b.begin() + 2);
+  out.reserve(n);
+  bool dropped = false;
+  for (size_t pos = 2;;) {
+    const size_t start = pos;
+    while (pos < n && b[pos] != 0xFF) ++pos;
+    dropped |= pos > start;
+    const size_t marker_at = pos;
+    while (pos < n && b[pos] == 0xFF) ++pos;
+    if (pos >= n) return {};
+    const int marker = b[pos++];
+    size_t end = pos;  // the segment's end: a standalone marker has none
+    if (!is_standalone(marker) && marker != 0xD9) {
+      if (pos + 2 > n) return {};
+      const size_t len = static_cast<size_t>(be16(b.data() + pos));
+      if (len < 2 || pos + len > n) return {};
+      end = pos + len;
+    }
+    if (marker == 0xDA || marker == 0xD9) end = n;  // the scans (and anything after) as they are
+    out.insert(out.end(), b.begin() + marker_at, b.begin() + end);
+    if (end == n) break;
+    pos = end;
+  }
+  if (!dropped) return {};
+  return out;
 }
 
 }  // namespace bt::media

@@ -12,6 +12,7 @@
 #pragma once
 #include <cstdint>
 #include <span>
+#include <vector>
 
 namespace bt::media {
 
@@ -29,6 +30,8 @@ struct JpegFrame {
   int adobe_transform = -1;  // APP14 "Adobe" transform flag (0 none/RGB/CMYK, 1 YCbCr, 2 YCCK), -1 if absent
   int scan_components = 0;   // components in the first scan (SOS); 0 when not reached
   bool ends_with_eoi = false;  // FF D9 at the end (trailing zero padding allowed): the file is not cut short
+  bool extraneous = false;     // bytes other than fill between marker segments up to the first SOS (libjpeg
+                               // warns "Corrupt JPEG data: N extraneous bytes before marker 0x..")
 };
 
 JpegFrame read_jpeg_frame(std::span<const uint8_t> jpeg);
@@ -37,5 +40,11 @@ JpegFrame read_jpeg_frame(std::span<const uint8_t> jpeg);
 // rounded up to its sampling factors, 128 bytes each), or 0 when it decodes scan by scan (one sequential scan of
 // every component).
 uint64_t jpeg_coefficient_bytes(const JpegFrame& f);
+
+// The JPEG with the extraneous bytes between its marker segments before the first scan dropped (libjpeg skips them
+// with a warning, "Corrupt JPEG data: N extraneous bytes before marker 0x.."), the rest byte for byte. TurboJPEG
+// keeps only an image's first warning, so decoding this copy lets a later "Premature end of JPEG file" (a file cut
+// short, which stays an error) be seen. Empty when there was nothing to drop or a segment is malformed.
+std::vector<uint8_t> without_extraneous_header_bytes(std::span<const uint8_t> jpeg);
 
 }  // namespace bt::media

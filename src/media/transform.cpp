@@ -93,6 +93,7 @@ void transform_to_u8(std::span<const uint8_t> encoded, const TransformSpec& spec
   if (timing) {
     timing->decode_s = decode_s;
     timing->transform_s = seconds_since(t1);
+    timing->decoded_with_warnings = !png_streams(info) && s.decoded.decoded_with_warnings;
   }
 }
 

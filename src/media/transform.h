@@ -3,7 +3,7 @@
 // per-sample seed, so any worker count gives identical batches.
 //
 // Contract (implemented in media/*.cpp):
-//  - transform_to_u8() decodes `encoded` (JPEG or PNG, sniffed from the bytes, never from a file name) and
+//  - transform_to_u8() decodes `encoded` (any format of media/decode.h, told by its bytes, never a name) and
 //    writes spec.image_size^2 * 3 bytes, RGB interleaved, to out_hwc. With spec.mode == kEval it is the
 //    reference eval transform (resize shortest edge to image_size with Pillow's antialiased bicubic, then
 //    center crop); with kTrain it is torchvision's RandomResizedCrop(scale, ratio) + horizontal flip with
@@ -52,9 +52,11 @@ struct TransformSpec {
   std::array<float, 3> std{kClipStd[0], kClipStd[1], kClipStd[2]};
 };
 
+// What one sample's transform reports besides its pixels: its times, and whether its decoder warned.
 struct TransformTiming {
   double decode_s = 0;
   double transform_s = 0;  // resize + crop (+ flip, + colour jitter)
+  bool decoded_with_warnings = false;  // ImageU8::decoded_with_warnings of its decode
 };
 
 // Opaque per-thread buffers. Complete here (with an out-of-line destructor) so that callers can destroy

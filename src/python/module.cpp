@@ -158,7 +158,8 @@ void bind_loader(pyb::module_& m) {
       .def("stats", [](const LoaderCore& c) {
         loader::LoaderStats s = c.stats();
         return pyb::dict("samples"_a = s.samples, "skipped"_a = s.skipped, "first_skipped"_a = s.first_skipped,
-                         "cache_hits"_a = s.cache_hits, "cache_misses"_a = s.cache_misses);
+                         "cache_hits"_a = s.cache_hits, "cache_misses"_a = s.cache_misses,
+                         "decoded_with_warnings"_a = s.decoded_with_warnings);
       });
 }
 

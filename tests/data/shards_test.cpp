@@ -75,6 +75,25 @@ TEST(Shards, GroupsMembersByKey) {
   EXPECT_EQ(r->count_remaining(), 3u);
 }
 
+TEST(Shards, EveryFormatPillowReadsIsAnImageMember) {
+  const char* exts[] = {"webp", "gif", "bmp", "tif", "tiff", "WEBP", "Tiff"};
+  std::vector<std::pair<std::string, std::string>> members;
+  for (size_t i = 0; i < std::size(exts); ++i) {
+    members.push_back({std::to_string(i) + ".txt", "caption " + std::to_string(i)});
+    members.push_back({std::to_string(i) + "." + exts[i], std::string("IMAGE-") + exts[i]});
+  }
+  members.push_back({"9.txt", "no image"});
+  members.push_back({"9.heic", "not one of Pillow's"});
+  auto s = read_all(make_tar(members), skip());
+  ASSERT_EQ(s.size(), std::size(exts)) << "the .heic sample has no image member";
+  for (size_t i = 0; i < std::size(exts); ++i) {
+    EXPECT_EQ(std::string(s[i].image.begin(), s[i].image.end()), std::string("IMAGE-") + exts[i]);
+    std::string lower = exts[i];
+    for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+    EXPECT_EQ(s[i].image_ext, lower);
+  }
+}
+
 TEST(Shards, CaptionColumnForJson) {
   ShardOptions o;
   o.caption_column = "text";

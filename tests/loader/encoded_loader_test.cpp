@@ -2,12 +2,15 @@
 // decoder (loader::device_decodable_jpeg), what a shipped sample carries, and the whole device path on the CPU:
 // cuda::layout_of + a CPU decode of the shipped JPEGs into that layout + the kernel's CPU reference equal the CPU
 // loader -- without DCT scaling for shipped JPEGs (the device decoder has none), with it for the rest.
+// Also: the decoded cache on the formats nvJPEG cannot take (they share this file's dataset).
 #include <gtest/gtest.h>
 #include <turbojpeg.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 
 #include "cuda/decoded_spec.h"
 #include "cuda/resize_ref.h"
@@ -52,15 +55,30 @@ TEST(EncodedLoader, OnlyHardwareDecodableJpegsGoToTheDevice) {
   EXPECT_FALSE(device_decodable_jpeg(std::vector<uint8_t>{0xFF, 0xD8, 0xFF}));
 }
 
-// Baseline JPEGs of several sizes, plus one progressive and one grayscale that stay on the CPU.
+std::vector<uint8_t> format_file(const std::string& name) {
+  std::ifstream f(std::string(BT_MEDIA_FORMATS_DIR) + "/" + name, std::ios::binary);
+  EXPECT_TRUE(f.good()) << name;
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+// The files nvJPEG cannot take that are not JPEGs: they go to the CPU workers, as progressive JPEGs do.
+const char* const kOtherFormats[] = {"lossy.webp", "animated.gif", "rle8.bmp", "ycbcr_jpeg.tif", "extraneous4.jpg"};
+
+// Baseline JPEGs of several sizes, plus one progressive and one grayscale that stay on the CPU, and with_formats:
+// a WebP, a GIF, a BMP, a TIFF and a JPEG with a libjpeg warning.
 class MixedSet : public data::Dataset {
  public:
-  explicit MixedSet(size_t n) {
+  explicit MixedSet(size_t n, bool with_formats = false) {
     const int sizes[][2] = {{300, 220}, {140, 90}, {64, 48}, {257, 129}, {520, 260}};
     for (int i = 0; i < 5; ++i) files_.push_back(jpeg(sizes[i][0], sizes[i][1], i, i % 2 ? TJSAMP_444 : TJSAMP_420));
     files_.push_back(jpeg(200, 150, 7, TJSAMP_420, TJFLAG_PROGRESSIVE));
     files_.push_back(jpeg(90, 160, 8, TJSAMP_GRAY));
-    for (size_t i = 0; i < n; ++i) keys_.push_back("k" + std::to_string(i % files_.size())), caps_.push_back("c");
+    if (with_formats)
+      for (const char* name : kOtherFormats) files_.push_back(format_file(name));
+    for (size_t i = 0; i < n; ++i) {
+      keys_.push_back(std::string("k").append(std::to_string(i % files_.size())));  // no GCC 12 -Wrestrict
+      caps_.push_back("c");
+    }
   }
   size_t size() const override { return keys_.size(); }
   const std::string& caption(size_t i) const override { return caps_[i]; }
@@ -109,7 +127,7 @@ std::vector<float> device_path_on_cpu(const loader::Batch& b, cuda::DeviceLayout
 }
 
 TEST(EncodedLoader, ShippedJpegsThroughTheDeviceLayoutEqualTheCpuLoader) {
-  auto ds = std::make_shared<MixedSet>(20);
+  auto ds = std::make_shared<MixedSet>(24, true);
   for (auto mode : {media::TransformMode::kEval, media::TransformMode::kTrain}) {
     loader::Loader enc(ds, options(mode, true, true));
     loader::Loader cpu_full(ds, [&] { auto o = options(mode, false, false); o.output_float = true; return o; }());
@@ -141,8 +159,48 @@ TEST(EncodedLoader, ShippedJpegsThroughTheDeviceLayoutEqualTheCpuLoader) {
     }
     EXPECT_GT(shipped, 0u);
     EXPECT_GT(decoded_here, 0u) << "the progressive and grayscale JPEGs must stay on the CPU";
+    EXPECT_EQ(enc.stats().cpu_decoded, decoded_here) << "the run reports how many the CPU decoded";
+    EXPECT_EQ(cpu_full.stats().cpu_decoded, 0u) << "counted in encoded mode only";
     EXPECT_LT(max_diff, 1.0f / 255 / 0.26f + 1e-5f) << "more than one level from the CPU loader";
   }
+}
+
+TEST(EncodedLoader, OtherFormatsGoToTheCpuWorkersAndAreCounted) {
+  for (const char* name : kOtherFormats) EXPECT_FALSE(loader::device_decodable_jpeg(format_file(name))) << name;
+  auto ds = std::make_shared<MixedSet>(12, true);  // rows 7..11: the other formats, once each
+  loader::Loader enc(ds, options(media::TransformMode::kEval, true, true));
+  size_t others = 0;
+  while (auto b = enc.next())
+    for (int j = 0; j < b->size; ++j)
+      if (b->rows[j] % 12 >= 7) {
+        ++others;
+        EXPECT_FALSE(b->decoded.samples[j].encoded) << "row " << b->rows[j];
+        EXPECT_GT(b->decoded.samples[j].width, 0);
+      }
+  EXPECT_EQ(others, 5u);
+  EXPECT_EQ(enc.stats().cpu_decoded, others + 2) << "the five formats, the progressive and the grey JPEG";
+  EXPECT_EQ(enc.stats().decoded_with_warnings, 1u) << "extraneous4.jpg: decoded through libjpeg's warning";
+}
+
+// The decoded cache (eval) serves WebP, GIF, BMP, TIFF and the warning JPEG as their decode: a key's later rows are
+// hits, and every batch equals the cache-off loader's. Inline (num_workers 0): the hit count is exact.
+TEST(EncodedLoader, TheDecodedCacheServesTheOtherFormatsAsTheirDecode) {
+  auto ds = std::make_shared<MixedSet>(36, true);  // 12 files, each named by 3 rows
+  auto o = options(media::TransformMode::kEval, false, false);
+  o.num_workers = 0;
+  loader::Loader uncached(ds, o);
+  o.decoded_cache_mb = 16;
+  loader::Loader cached(ds, o);
+  while (auto b = cached.next()) {
+    auto want = uncached.next();
+    ASSERT_TRUE(want);
+    ASSERT_EQ(b->rows, want->rows);
+    ASSERT_EQ(b->pixels.size(), want->pixels.size());
+    EXPECT_EQ(std::memcmp(b->pixels.data(), want->pixels.data(), b->pixels.size() * sizeof(float)), 0);
+  }
+  EXPECT_EQ(cached.stats().cache_misses, 12u);
+  EXPECT_EQ(cached.stats().cache_hits, 24u) << "every file, the other formats included, served from the cache";
+  EXPECT_EQ(cached.stats().decoded_with_warnings, 1u) << "extraneous4.jpg counted once, at its decode";
 }
 
 TEST(EncodedLoader, WithoutTheOptionNothingIsShipped) {

@@ -29,15 +29,29 @@ std::vector<uint8_t> make_jpeg(int w, int h, int seed) {
   return bytes;
 }
 
+// Bytes of `jpeg` with 4 junk bytes before its DQT segment: libjpeg's "Corrupt JPEG data: 4 extraneous bytes before
+// marker 0xdb" warning, decoded through as Pillow does.
+std::vector<uint8_t> with_extraneous_bytes(std::vector<uint8_t> jpeg) {
+  for (size_t i = 2; i + 1 < jpeg.size(); ++i)
+    if (jpeg[i] == 0xFF && jpeg[i + 1] == 0xDB) {
+      jpeg.insert(jpeg.begin() + static_cast<std::ptrdiff_t>(i), 4, uint8_t{0x12});
+      return jpeg;
+    }
+  ADD_FAILURE() << "no DQT";
+  return jpeg;
+}
+
+// Rows i use image i % 5; image 3 is truncated (a bad sample), or with `warning` one that decodes with a warning.
 class JpegDataset : public data::Dataset {
  public:
-  explicit JpegDataset(size_t n) {
+  explicit JpegDataset(size_t n, bool warning = false) {
     for (size_t i = 0; i < n; ++i) {
-      keys_.push_back("j" + std::to_string(i % 5) + ".jpg");
-      captions_.push_back("c" + std::to_string(i));
+      keys_.push_back(std::string("j").append(std::to_string(i % 5)).append(".jpg"));  // no GCC 12 -Wrestrict
+      captions_.push_back(std::string("c").append(std::to_string(i)));
     }
     for (int i = 0; i < 5; ++i) jpegs_.push_back(make_jpeg(60 + 13 * i, 50 + 7 * i, i));
-    jpegs_[3].resize(jpegs_[3].size() / 3);  // truncated: a bad sample
+    if (warning) jpegs_[3] = with_extraneous_bytes(jpegs_[3]);
+    else jpegs_[3].resize(jpegs_[3].size() / 3);  // truncated: a bad sample
   }
   size_t size() const override { return keys_.size(); }
   const std::string& caption(size_t i) const override { return captions_[i]; }
@@ -145,6 +159,33 @@ TEST(MediaLoader, CorruptJpegErrorNamesTheRow) {
   }
 }
 
+// A JPEG libjpeg warns about is no bad sample, even under on_bad_sample=error: it is decoded and counted (per
+// batch and in the loader's stats, the run's report), the same for any worker count.
+TEST(MediaLoader, ImagesDecodedWithWarningsAreCountedNeverRefused) {
+  auto ds = std::make_shared<JpegDataset>(20, true);  // rows 3, 8, 13, 18
+  for (int w : {0, 1, 3}) {
+    auto o = opts(w);
+    o.on_bad_sample = data::OnBad::kError;
+    Loader l(ds, o);
+    l.start_epoch(0);
+    size_t samples = 0;
+    while (auto b = l.next()) {
+      size_t warned = 0;
+      for (int j = 0; j < b->size; ++j) warned += b->rows[j] % 5 == 3;
+      EXPECT_EQ(b->decoded_with_warnings, warned);
+      samples += static_cast<size_t>(b->size);
+    }
+    EXPECT_EQ(samples, 20u);
+    EXPECT_EQ(l.stats().decoded_with_warnings, 4u) << w << " workers";
+  }
+  auto clean = std::make_shared<JpegDataset>(20);
+  Loader l(clean, opts(2));
+  l.start_epoch(0);
+  while (l.next()) {
+  }
+  EXPECT_EQ(l.stats().decoded_with_warnings, 0u) << "the truncated JPEG is a skipped sample, not a warning";
+}
+
 TEST(MediaLoader, CacheGivesTheSameCrops) {
   auto ds = std::make_shared<JpegDataset>(40);
   std::vector<std::vector<float>> out;
@@ -156,7 +197,9 @@ TEST(MediaLoader, CacheGivesTheSameCrops) {
     std::vector<float> all;
     while (auto b = l.next()) all.insert(all.end(), b->pixels.begin(), b->pixels.end());
     out.push_back(all);
-    if (mb) EXPECT_GT(l.stats().cache_hits, 0u);
+    if (mb) {
+      EXPECT_GT(l.stats().cache_hits, 0u);
+    }
   }
   EXPECT_EQ(out[0], out[1]);
 }

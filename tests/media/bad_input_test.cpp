@@ -27,7 +27,7 @@ TEST(MediaBadInput, ZeroBytes) { EXPECT_NE(decode_error({}).find("empty"), std::
 
 TEST(MediaBadInput, NotAnImage) {
   const std::string e = decode_error({'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd'});
-  EXPECT_NE(e.find("not a JPEG or PNG file"), std::string::npos) << e;
+  EXPECT_NE(e.find("not an image file: not JPEG, PNG, WebP, GIF, BMP or TIFF"), std::string::npos) << e;
   // A caption row may name any file: its contents never appear in the message, neither raw nor as hex.
   EXPECT_EQ(e.find("hello"), std::string::npos) << e;
   EXPECT_EQ(e.find("68 65"), std::string::npos) << e;

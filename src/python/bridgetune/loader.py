@@ -197,7 +197,8 @@ class DataLoader:
 
     @property
     def stats(self):
-        """samples delivered, bad samples skipped (on_bad_sample="skip") and the first few reasons, cache use."""
+        """samples delivered, bad samples skipped (on_bad_sample="skip") and the first few reasons, cache use, and
+        images decoded although libjpeg warned (decoded_with_warnings: decoded as Pillow decodes them)."""
         return self._core.stats()
 
     def __iter__(self):

@@ -97,6 +97,9 @@ class TrainLoop {
   // the batches it trained on (the loader's own count includes batches read ahead).
   int64_t skipped_samples_ = 0, skipped_before_ = 0, skipped_here_ = 0;
   int64_t all_ranks_skipped() const;  // collective
+  int64_t all_ranks_sum(int64_t local) const;  // collective
+  // Images the train loader decoded although their decoder warned (LoaderStats::decoded_with_warnings), every rank's.
+  int64_t decoded_with_warnings_ = 0;
   int64_t resumed_step_ = 0;  // the step this process started from (a resume's checkpoint)
   double text_tokens_before_ = 0;  // every rank's input_ids before the resume (total_flos)
   std::vector<std::string> first_skipped_;
@@ -356,11 +359,12 @@ void TrainLoop::load_best_model() {
 }
 
 // Samples skipped by every rank's loader (each reads its share of the rows), with the resumed runs'.
-int64_t TrainLoop::all_ranks_skipped() const {
-  const double local = static_cast<double>(skipped_here_);
-  return skipped_before_ +
-         std::llround(r_.group->distributed() ? r_.group->all_reduce_mean(local) * o_.world_size : local);
+int64_t TrainLoop::all_ranks_sum(int64_t local) const {
+  const double x = static_cast<double>(local);
+  return std::llround(r_.group->distributed() ? r_.group->all_reduce_mean(x) * o_.world_size : x);
 }
+
+int64_t TrainLoop::all_ranks_skipped() const { return skipped_before_ + all_ranks_sum(skipped_here_); }
 
 void TrainLoop::save() {
   meter_.pause(now_s());
@@ -414,6 +418,7 @@ TrainSummary TrainLoop::finish() {
   if (early_stop_) sum.early_stop_reason = selector_.stop_reason();
   skipped_samples_ = all_ranks_skipped();  // and the first reasons of ours
   first_skipped_ = r_.train_loader->stats().first_skipped;
+  decoded_with_warnings_ = all_ranks_sum(static_cast<int64_t>(r_.train_loader->stats().decoded_with_warnings));
   const model::StepFlops work = all_ranks_flops(r_);  // collective: before rank 0 goes on alone
   if (!r_.main_rank) return sum;
 
@@ -455,6 +460,10 @@ nlohmann::json TrainLoop::results_json(const TrainSummary& sum, const RunStats& 
   if (replay_max_diff_ >= 0) results["accumulation_replay_max_diff"] = replay_max_diff_;
   results["skipped_samples"] = skipped_samples_;  // --on_bad_sample skip: every rank's
   if (!first_skipped_.empty()) results["first_skipped_samples"] = first_skipped_;
+  // JPEGs with libjpeg's "Corrupt JPEG data: ..." warnings, decoded as Pillow decodes them (media/decode.h).
+  results["images_decoded_with_warnings"] = decoded_with_warnings_;
+  if (r_.train_loader->options().ship_device_jpegs)  // --use_media_pipeline with nvJPEG: what the CPU decoded instead
+    results["media_pipeline_cpu_decoded_images"] = r_.train_loader->stats().cpu_decoded;
   if (nonfinite_steps_ > 0) results["nonfinite_steps"] = nonfinite_steps_;
   if (r_.loss_scale) {
     results["loss_scale"] = r_.loss_scale->scale();

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "common/file_gate.h"
@@ -113,6 +114,52 @@ TEST_F(EncodeSearch, ScoresAreTheIndexsDotProducts) {
   EXPECT_NEAR(best[0].at("score").get<double>(), top, 1e-4);
   EXPECT_EQ(run({"search", "--index", idx.string()}, "search_none"), 1);
   EXPECT_NE(log("search_none").find("exactly one of --query"), std::string::npos) << log("search_none");
+}
+
+// WebP, GIF, BMP and TIFF images are encoded and queried as Pillow reads them: each one's embedding is that of the
+// PNG of Pillow's Image.open(f).convert("RGB") (tests/media/formats), and --query_image takes them.
+TEST_F(EncodeSearch, EveryFormatIsEncodedAndQueriedAsPillowReadsIt) {
+  const fs::path data = root_ / "formats", idx = root_ / "formats_index";
+  fs::create_directories(data);
+  const std::pair<const char*, const char*> files[] = {{"lossless.webp", "lossless_webp.png"},
+                                                       {"palette.gif", "palette_gif.png"},
+                                                       {"rle8.bmp", "rle8_bmp.png"},
+                                                       {"ycbcr_jpeg.tif", "ycbcr_jpeg_tif.png"}};
+  std::ofstream captions(data / "captions.jsonl");
+  for (const auto& pair : files)
+    for (const char* name : {pair.first, pair.second}) {
+      fs::copy_file(fs::path(BT_MEDIA_FORMATS_DIR) / name, data / name);
+      captions << nlohmann::json{{"image", name}, {"caption", std::string("a picture ") + name}}.dump() << "\n";
+    }
+  captions.close();
+  ASSERT_EQ(run({"encode", "--model_name_or_path", (root_ / "model").string(), "--data", data.string(),
+                 "--output_dir", idx.string()}, "encode_formats"), 0) << log("encode_formats");
+  const Matrix img = read_npy(idx / "image_embeds.npy");
+  const auto images = lines_of(bt::test::slurp(idx / "images.jsonl"));
+  ASSERT_EQ(images.size(), 8u);
+  auto row = [&](const std::string& name) {
+    for (size_t k = 0; k < images.size(); ++k)
+      if (fs::path(images[k].at("image").get<std::string>()).filename() == name) return int64_t(k);
+    ADD_FAILURE() << name << " not in the index";
+    return int64_t(0);
+  };
+  for (const auto& pair : files) {
+    SCOPED_TRACE(pair.first);
+    EXPECT_NEAR(img.dot(row(pair.first), img, row(pair.second)), 1.0, 1e-5) << "the same pixels, the same embedding";
+    for (const auto& other : files)  // and a different picture does not score 1, so the check above tells
+      if (other.first != pair.first) {
+        EXPECT_LT(img.dot(row(pair.first), img, row(other.second)), 1.0 - 1e-4) << other.first;
+      }
+    ASSERT_EQ(run({"search", "--index", idx.string(), "--query_image", (data / pair.first).string(), "--top_k", "1",
+                   "--json"}, "search_format"), 0) << log("search_format");
+    ASSERT_EQ(run({"search", "--index", idx.string(), "--query_image", (data / pair.second).string(), "--top_k", "1",
+                   "--json"}, "search_png"), 0) << log("search_png");
+    const auto a = lines_of(log("search_format")), b = lines_of(log("search_png"));
+    ASSERT_EQ(a.size(), 1u);
+    ASSERT_EQ(b.size(), 1u);
+    EXPECT_EQ(a[0].at("text"), b[0].at("text"));
+    EXPECT_NEAR(a[0].at("score").get<double>(), b[0].at("score").get<double>(), 1e-5);
+  }
 }
 
 }  // namespace

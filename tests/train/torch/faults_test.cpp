@@ -299,4 +299,42 @@ TEST_F(Faults, SkippedSamplesAreCountedEverywhere) {
             std::string::npos) << bt::test::slurp(halves / "train_results.json");
 }
 
+// A JPEG libjpeg warns about ("Corrupt JPEG data: 4 extraneous bytes before marker 0xdb") is decoded, as Pillow
+// decodes it, under the default --on_bad_sample error; train_results.json counts such images (0 in a clean run).
+TEST_F(Faults, ImagesDecodedWithWarningsAreReportedNotFatal) {
+  const fs::path data = root_ / "warned", out = root_ / "warned_out", log = root_ / "warned.log";
+  fs::create_directories(data);
+  fs::copy(root_ / "data", data, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  std::vector<fs::path> images;
+  for (const auto& e : fs::directory_iterator(data / "images")) images.push_back(e.path());
+  std::sort(images.begin(), images.end());
+  ASSERT_FALSE(images.empty());
+  std::string jpeg = bt::test::slurp(images[0]);
+  const size_t dqt = jpeg.find("\xFF\xDB");
+  ASSERT_NE(dqt, std::string::npos);
+  jpeg.insert(dqt, "\x12\x12\x12\x12");
+  std::ofstream(images[0], std::ios::binary) << jpeg;
+  size_t rows = 0;  // the rows naming that image: one epoch of 48 rows is 6 steps of 8, each row decoded once
+  std::ifstream captions(data / "captions.jsonl");
+  for (std::string line; std::getline(captions, line);)
+    rows += nlohmann::json::parse(line)["image"] == "images/" + images[0].filename().string();
+  ASSERT_GT(rows, 0u);
+  std::vector<std::string> a = args(out, 6);
+  a[2] = data.string();
+  ASSERT_EQ(train(a, {"--decoded_cache_mb", "0"}, log), 0) << bt::test::slurp(log);
+  const auto results = nlohmann::json::parse(bt::test::slurp(out / "train_results.json"));
+  EXPECT_EQ(results.value("images_decoded_with_warnings", int64_t{-1}), int64_t(rows)) << results.dump();
+  EXPECT_EQ(results.value("skipped_samples", int64_t{-1}), 0);
+  // With the decoded cache (on for the default transform, an eval one) the image is decoded, and counted, once.
+  std::vector<std::string> cached = args(root_ / "warned_cached", 6);
+  cached[2] = data.string();
+  ASSERT_EQ(train(cached, {}, root_ / "warned_cached.log"), 0) << bt::test::slurp(root_ / "warned_cached.log");
+  EXPECT_EQ(nlohmann::json::parse(bt::test::slurp(root_ / "warned_cached" / "train_results.json"))
+                .value("images_decoded_with_warnings", int64_t{-1}), 1);
+  const fs::path clean = root_ / "clean_out";
+  ASSERT_EQ(train(args(clean, 2), {}, root_ / "clean.log"), 0) << bt::test::slurp(root_ / "clean.log");
+  EXPECT_EQ(nlohmann::json::parse(bt::test::slurp(clean / "train_results.json")).value("images_decoded_with_warnings",
+                                                                                      int64_t{-1}), 0);
+}
+
 }  // namespace
