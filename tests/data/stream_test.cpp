@@ -193,6 +193,21 @@ TEST_F(Streams, PipeClosedEarlyStopsTheCommand) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
 }
 
+// Issue 53, item 4: two bytes a second stays above curl's low-speed limit (1 byte/s) forever; the shard's deadline
+// (the time its reader waits, every retry included) ends it in bounded time with one line naming the URL.
+TEST_F(Streams, ADrippingServerMeetsTheDeadline) {
+  NEED_HTTP();
+  ShardOptions o = fast_;
+  o.stream.low_speed_time_s = 1;
+  o.stream.deadline_s = 2;
+  http_.drip_ms = 500;
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string e = error_of([&] { read_all(http_.url(name(0)), o); });
+  EXPECT_EQ(e.rfind(http_.url(name(0)) + ": still downloading after the deadline of 2 s, at byte ", 0), 0u) << e;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(6));
+  EXPECT_EQ(http_.requests, 1);  // a deadline is not retried
+}
+
 TEST_F(Streams, MemoryCapIsOneClearLine) {
   NEED_HTTP();
   std::string e = error_of([&] { StreamedDataset::open({http_.url(name(0))}, fast_, 50000); });
