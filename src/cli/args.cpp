@@ -181,15 +181,18 @@ const CLI::Option* find_long(const CLI::App& app, const std::string& flag) {
   return nullptr;
 }
 
-// A list in an args file for a flag that takes one value: one short line (CLI11 would echo every extra item).
+// A list for a flag that takes one value, in an args file (`path`) or on the command line (path ""): one short line
+// (CLI11 would echo every extra item: 100,000 of them made a 200 KB line). Stops at "--".
 void check_single_values(const CLI::App& sub, const std::vector<std::string>& flags, const std::string& path) {
-  for (size_t i = 0; i < flags.size(); ++i) {
+  for (size_t i = 0; i < flags.size() && flags[i] != "--"; ++i) {
     if (flags[i].rfind("--", 0) != 0) continue;
     size_t values = 0;
     while (i + 1 + values < flags.size() && flags[i + 1 + values].rfind("--", 0) != 0) ++values;
     const CLI::Option* o = find_long(sub, flags[i].substr(0, flags[i].find('=')));
-    if (o && values > 1 && o->get_items_expected_max() <= 1)
-      fail(path, ": '", flags[i].substr(2), "' takes one value; the file gives a list of ", values);
+    if (!o || values <= 1 || o->get_items_expected_max() > 1) continue;
+    if (!path.empty()) fail(path, ": '", flags[i].substr(2), "' takes one value; the file gives a list of ", values);
+    fail(flags[i].substr(0, std::min<size_t>(flags[i].find('='), 100)), " takes one value; the command line gives ",
+         values, " after it");
   }
 }
 
@@ -243,6 +246,7 @@ std::vector<std::string> normalize_args(CLI::App& app, std::vector<std::string> 
       args.insert(args.begin() + 1, flags.begin(), flags.end());
     }
   }
+  if (!has_positional) check_single_values(*sub, args, "");
   for (CLI::Option* o : sub->get_options({}))
     if (o->get_items_expected_max() <= 1) o->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   const std::vector<std::string> known = long_names(*sub);

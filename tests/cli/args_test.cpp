@@ -150,6 +150,11 @@ TEST(CliArgs, ArgsFileNulAndListForOneValueAreShortErrors) {
   EXPECT_EQ(l, list.string() + ": 'per_device_train_batch_size' takes one value; the file gives a list of 100000");
   EXPECT_EQ(parse({"train", write("bt_args_one.json", R"({"workers": [1, 2]})").string()}).workers,
             (std::vector<int>{1, 2}));  // a list flag still takes its list
+  // The same list on the command line: one short line too (CLI11 listed every extra item).
+  std::vector<std::string> argv{"train", "--per_device_train_batch_size"};
+  for (int i = 0; i < 100000; ++i) argv.push_back(std::to_string(i));
+  EXPECT_EQ(error_of(argv), "--per_device_train_batch_size takes one value; the command line gives 100000 after it");
+  EXPECT_EQ(parse({"train", "--workers", "1", "2", "--per_device_train_batch_size", "4"}).batch, 4);
 }
 
 TEST(CliArgs, UnknownFlagAndCommandAreNamedWithTheClosest) {
