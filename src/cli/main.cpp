@@ -48,7 +48,10 @@ int main(int argc, char** argv) {
     std::reverse(args.begin(), args.end());
     app.parse(args);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // CLI11's message quotes what was given (any bytes, any length): one escaped line, as every error.
+    std::fprintf(stderr, "error: %s (see --help)\n", bt::error_line(e.what()).c_str());
+    return e.get_exit_code();
   } catch (const bt::StopRequested& e) {
     std::fprintf(stderr, "%s\n", bt::error_line(e.what()).c_str());
     return e.exit_code();

@@ -6,8 +6,8 @@
 #include <cstring>
 
 #include "../common/error_of.h"
+#include "../common/peak_growth.h"
 #include "../common/user_typed.h"
-#include "common/process_memory.h"
 #include "data/shard_stream.h"
 #include "data/streamed_dataset.h"
 #include "test_util.h"
@@ -18,21 +18,12 @@ using bt::data::testing::TempDir;
 using bt::data::testing::tar_of;
 using bt::data::testing::write_file;
 using bt::test::error_of;
+using bt::test::peak_growth;
 using bt::test::typed;
 
 namespace {
 
 constexpr uint64_t kMB = 1000 * 1000;
-
-// Peak resident memory that f adds (freed memory handed back and the high-water mark reset first).
-uint64_t peak_growth(const std::function<void()>& f) {
-  bt::release_free_memory();
-  if (!bt::reset_peak_rss()) return 0;
-  const uint64_t before = bt::rss_bytes();
-  f();
-  const uint64_t peak = bt::peak_rss_bytes();
-  return peak > before ? peak - before : 0;
-}
 
 TEST(ShardBudget, TheReadOnceBudgetCountsCaptionsAndKeysToo) {
   TempDir dir;

@@ -1,6 +1,7 @@
 // The identity a checkpoint records and a resume must match (train_setup.h: run_identity, check_resume_settings):
 // moved out of train_setup.cpp whole, with the dataset mix (loader/mix_order.h) added to the data's identity.
 #include "common/error.h"
+#include "common/terminal.h"
 #include "data/fingerprint.h"
 #include "data/stream_window.h"
 #include "report/run_log.h"
@@ -88,8 +89,8 @@ void check_resume_settings(const TrainRun& r) {
     fail("--resume_from_checkpoint ", dir, ": it was made on other data (", was, "; this run's: ", is,
          "); resume on the same data, or pass --resume_with_changed_data to continue on this data on purpose");
   if (r.talk)
-    std::printf("note: --resume_with_changed_data: resuming %s (made on %s) on other data (%s)\n", dir.c_str(),
-                was.c_str(), is.c_str());
+    std::printf("note: --resume_with_changed_data: resuming %s (made on %s) on other data (%s)\n",
+                printable(dir).c_str(), printable(was).c_str(), printable(is).c_str());
 }
 
 }  // namespace bt::train
