@@ -128,10 +128,13 @@ int adapter_rank(const nlohmann::json& j, const std::string& path) {
 
 }  // namespace
 
-LoraSpec read_adapter_config(const std::string& path) {
-  const nlohmann::json j = bt::parse_json_text(bt::read_small_file(path), path);
+LoraSpec read_adapter_config(const std::string& path) { return parse_adapter_config(bt::read_small_file(path), path); }
+
+LoraSpec parse_adapter_config(std::string_view text, const std::string& path) {
+  const nlohmann::json j = bt::parse_json_text(text, path);
   if (!j.is_object()) fail(path, ": not a JSON object");
-  if (j.value("peft_type", std::string()) != "LORA")
+  // is_string first: j.value() on a number would throw nlohmann's type_error, not a line naming the file.
+  if (!j.contains("peft_type") || !j["peft_type"].is_string() || j["peft_type"].get<std::string>() != "LORA")
     fail(path, ": peft_type ", j.contains("peft_type") ? j["peft_type"].dump().substr(0, 40) : "(none)",
          " is not LORA (the only adapter type bridgetune reads)");
   for (const char* k : {"use_dora", "use_rslora", "fan_in_fan_out"}) refuse_unless(j, k, false, path);

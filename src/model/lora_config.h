@@ -9,6 +9,7 @@
 //    not implement (another peft_type, DoRA, rsLoRA, per-layer ranks, trained biases, fan_in_fan_out).
 #pragma once
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace bt::model {
@@ -57,5 +58,7 @@ void write_adapter_config(const std::string& path, const LoraSpec& s);
 // Throws bt::Error naming the file and the field: r must be a whole number in [1, kMaxLoraRank] (no wrap, no
 // rounding), lora_alpha > 0, lora_dropout in [0, 1).
 LoraSpec read_adapter_config(const std::string& path);
+// The same from the file's text (`path` names it in errors; fuzz/model/fuzz_adapter_config.cpp).
+LoraSpec parse_adapter_config(std::string_view text, const std::string& path);
 
 }  // namespace bt::model

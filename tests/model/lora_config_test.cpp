@@ -76,4 +76,19 @@ TEST_F(AdapterRank, AMissingRankIsNamed) {
   EXPECT_EQ(error_of([&] { read_adapter_config(path_); }), path_ + ": no r (the adapters' rank)");
 }
 
+// Found by fuzz_adapter_config: "peft_type": 0 escaped as nlohmann's type_error (j.value on a number), not a line
+// naming the file. Every field of the wrong type is one bt::Error naming adapter_config.json.
+TEST_F(AdapterRank, FieldsOfTheWrongTypeAreOneLineNamingTheFile) {
+  for (const auto& [key, value] : std::vector<std::pair<std::string, nlohmann::json>>{
+           {"peft_type", 0}, {"peft_type", nullptr}, {"peft_type", nlohmann::json::array()},
+           {"lora_alpha", "16"}, {"lora_dropout", nlohmann::json::object()}, {"target_modules", 4},
+           {"target_modules", nlohmann::json::array({1})}, {"modules_to_save", true}, {"use_dora", "yes"}}) {
+    nlohmann::json j = good_;
+    j[key] = value;
+    std::ofstream(path_, std::ios::trunc) << j.dump();
+    const std::string e = error_of([&] { read_adapter_config(path_); });
+    EXPECT_EQ(e.rfind(path_ + ": ", 0), 0u) << key << " = " << value.dump() << ": " << e;
+  }
+}
+
 }  // namespace
