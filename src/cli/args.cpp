@@ -9,6 +9,15 @@
 
 #include "common/error.h"
 #include "common/file_gate.h"
+#include "data/user_command.h"
+
+namespace bt::data {
+// The command line's key to data/user_command.h: what normalize_args reads is what the user typed (argv, and the
+// args file argv names).
+struct CliArguments {
+  static TypedByUser key() { return TypedByUser(); }
+};
+}  // namespace bt::data
 
 namespace bt::cli {
 
@@ -54,7 +63,11 @@ std::string read_args_file(const std::string& path) {
 void add_flag(std::vector<std::string>& out, const std::string& path, const std::string& key,
               const nlohmann::json& v) {
   const std::string flag = "--" + key;
+  if (key.find('\0') != std::string::npos) fail(path, ": a key holds a NUL byte");
   auto scalar = [&](const nlohmann::json& x) -> std::string {
+    // A NUL would cut the value wherever it becomes a C string (a folder created under the cut name).
+    if (x.is_string() && x.get_ref<const std::string&>().find('\0') != std::string::npos)
+      fail(path, ": the value of '", key, "' holds a NUL byte");
     if (x.is_string()) return x.get<std::string>();
     if (x.is_boolean()) return x.get<bool>() ? "true" : "false";
     if (x.is_number()) return x.dump();
@@ -168,6 +181,21 @@ const CLI::Option* find_long(const CLI::App& app, const std::string& flag) {
   return nullptr;
 }
 
+// A list for a flag that takes one value, in an args file (`path`) or on the command line (path ""): one short line
+// (CLI11 would echo every extra item: 100,000 of them made a 200 KB line). Stops at "--".
+void check_single_values(const CLI::App& sub, const std::vector<std::string>& flags, const std::string& path) {
+  for (size_t i = 0; i < flags.size() && flags[i] != "--"; ++i) {
+    if (flags[i].rfind("--", 0) != 0) continue;
+    size_t values = 0;
+    while (i + 1 + values < flags.size() && flags[i + 1 + values].rfind("--", 0) != 0) ++values;
+    const CLI::Option* o = find_long(sub, flags[i].substr(0, flags[i].find('=')));
+    if (!o || values <= 1 || o->get_items_expected_max() > 1) continue;
+    if (!path.empty()) fail(path, ": '", flags[i].substr(2), "' takes one value; the file gives a list of ", values);
+    fail(flags[i].substr(0, std::min<size_t>(flags[i].find('='), 100)), " takes one value; the command line gives ",
+         values, " after it");
+  }
+}
+
 }  // namespace
 
 std::string closest_name(const std::string& name, const std::vector<std::string>& known) {
@@ -213,10 +241,12 @@ std::vector<std::string> normalize_args(CLI::App& app, std::vector<std::string> 
     const std::string l = lower(args[1]);
     if (ends_with(l, ".json") || ends_with(l, ".yaml") || ends_with(l, ".yml")) {
       auto flags = args_file_flags(args[1]);
+      check_single_values(*sub, flags, args[1]);
       args.erase(args.begin() + 1);
       args.insert(args.begin() + 1, flags.begin(), flags.end());
     }
   }
+  if (!has_positional) check_single_values(*sub, args, "");
   for (CLI::Option* o : sub->get_options({}))
     if (o->get_items_expected_max() <= 1) o->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   const std::vector<std::string> known = long_names(*sub);
@@ -244,6 +274,12 @@ std::vector<std::string> normalize_args(CLI::App& app, std::vector<std::string> 
       continue;
     }
     out.push_back(a);
+  }
+  // Every value here was typed by the user: a pipe: command among them may run (data/user_command.h).
+  for (const std::string& a : out) {
+    data::declare_user_value(a, data::CliArguments::key());
+    if (a.rfind("--", 0) == 0 && a.find('=') != std::string::npos)
+      data::declare_user_value(a.substr(a.find('=') + 1), data::CliArguments::key());
   }
   return out;
 }

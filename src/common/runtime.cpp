@@ -11,6 +11,7 @@
 
 #include "common/error.h"
 #include "common/process_memory.h"
+#include "common/terminal.h"
 
 namespace bt {
 namespace {
@@ -64,7 +65,8 @@ uint8_t count(const RuntimeSwitchSpec& spec, const EnvLookup& env, std::vector<s
 RuntimeSwitches read_and_warn() {
   std::vector<std::string> warnings;
   const RuntimeSwitches s = read_runtime_switches([](const char* n) { return std::getenv(n); }, &warnings);
-  for (const auto& w : warnings) std::fprintf(stderr, "bridgetune: warning: %s\n", w.c_str());
+  // A value is the environment's, maybe anyone's (a job script, a shared profile): its control bytes escaped.
+  for (const auto& w : warnings) std::fprintf(stderr, "bridgetune: warning: %s\n", printable(w).c_str());
   return s;
 }
 

@@ -163,6 +163,7 @@ std::unique_ptr<Dataset> open_dataset(const std::string& path, const CaptionsOpt
     so.caption_column = opts.caption_column;
     so.on_bad = opts.on_bad_row;
     so.max_member_bytes = opts.max_image_bytes;
+    so.max_caption_bytes = opts.max_line_bytes;
     if (is_streamed_location(path)) return StreamedDataset::open(expand_shard_pattern(path), so);
     return open_tar_dataset(path, so);
   }

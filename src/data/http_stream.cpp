@@ -46,7 +46,15 @@ class HttpStream : public ByteStream {
         return k;
       }
       if (done_) return 0;
+      const auto t0 = std::chrono::steady_clock::now();
       pump();
+      // The deadline counts the time this reader waits for the server (byte_stream.h), over every retry.
+      waited_ += std::chrono::steady_clock::now() - t0;
+      if (waited_ > std::chrono::seconds(opts_.deadline_s)) {
+        stop();
+        fail(url_, ": still downloading after the deadline of ", opts_.deadline_s, " s, at byte ", received_,
+             " (a server that sends too slowly)");
+      }
     }
   }
   const std::string& location() const override { return url_; }
@@ -180,6 +188,7 @@ class HttpStream : public ByteStream {
   std::string range_, own_error_;
   bool checked_ = false, paused_ = false, done_ = false;
   std::chrono::steady_clock::time_point last_byte_;
+  std::chrono::steady_clock::duration waited_{0};  // in read(), for the deadline
   int retries_used_ = 0;
 };
 

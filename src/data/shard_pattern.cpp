@@ -106,6 +106,10 @@ bool is_shard_name(const std::string& n) {
   return ends(".tar") || ends(".tar.gz") || ends(".tgz");
 }
 
+// A name found on this machine's disk (a glob match, a stat()ed brace expansion) is a file: one that happens to
+// be called "pipe:..." or "http:..." must be read as that file, never run or fetched (data/user_command.h).
+std::string as_path(std::string name) { return is_streamed_location(name) ? "./" + name : name; }
+
 }  // namespace
 
 std::vector<std::string> expand_braces(const std::string& pattern) {
@@ -132,13 +136,13 @@ std::vector<std::string> expand_shard_pattern(const std::string& pattern) {
       glob_t g{};
       int rc = ::glob(name.c_str(), 0, nullptr, &g);
       if (rc == 0)
-        for (size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
+        for (size_t i = 0; i < g.gl_pathc; ++i) out.push_back(as_path(g.gl_pathv[i]));
       globfree(&g);
       if (rc != 0) fail(name, ": no files match this pattern");
     } else {
       struct stat st;
       if (::stat(name.c_str(), &st) != 0) fail(name, ": shard not found (from the pattern '", pattern, "')");
-      out.push_back(name);
+      out.push_back(as_path(name));
     }
   }
   return out;

@@ -150,7 +150,7 @@ bool ShardReader::read_header(Member& m) {
   if (r == ARCHIVE_EOF && locate_image_) {
     int64_t pos = archive_read_header_position(a_);
     int64_t padded = (int64_t(cur_.image_size) + 511) / 512 * 512;
-    if (pos < padded) throw ShardFatal{str(name_, ": cannot locate member '", clip_name(members_.back()), "'")};
+    if (pos < padded) throw ShardFatal{str(name_, ": cannot locate member '", clip_name(last_member_), "'")};
     cur_.image_offset = uint64_t(pos - padded);
     locate_image_ = false;
   }
@@ -158,9 +158,15 @@ bool ShardReader::read_header(Member& m) {
     drain_stream();
     return false;
   }
+  // ARCHIVE_RETRY (a header whose checksum is wrong, say) leaves no entry to read: the shard is corrupt there, and
+  // going on would only earn libarchive's "INTERNAL ERROR: Function 'archive_read_data_skip' invoked ...".
+  if (r == ARCHIVE_RETRY && stream_error_.empty())
+    fatal(group_members_ == 0 ? "" : last_member_, group_members_ == 0
+              ? "a damaged tar header (its checksum or fields do not verify)"
+              : "the tar header after it is damaged (its checksum or fields do not verify)");
   if (r < ARCHIVE_WARN) {
     const char* s = archive_error_string(a_);
-    fatal(members_.empty() ? "" : members_.back(), s ? s : "corrupt tar archive");
+    fatal(group_members_ == 0 ? "" : last_member_, s ? s : "corrupt tar archive");
   }
   if (opts_.index_only) {
     if (!checked_filter_ && archive_filter_code(a_, 0) != ARCHIVE_FILTER_NONE)
@@ -170,7 +176,7 @@ bool ShardReader::read_header(Member& m) {
     if (locate_image_) {
       int64_t pos = archive_read_header_position(a_);
       int64_t padded = (int64_t(cur_.image_size) + 511) / 512 * 512;
-      if (pos < padded) throw ShardFatal{str(name_, ": cannot locate member '", clip_name(members_.back()), "'")};
+      if (pos < padded) throw ShardFatal{str(name_, ": cannot locate member '", clip_name(last_member_), "'")};
       cur_.image_offset = uint64_t(pos - padded);
       locate_image_ = false;
     }
@@ -198,10 +204,13 @@ void ShardReader::read_data(Member& m, bool want_data) {
     }
     return;
   }
-  // The limit holds in both modes: in index mode TarDataset::read_image later allocates the header's size.
-  size_t limit = opts_.max_member_bytes;
+  // The limit holds in both modes: in index mode TarDataset::read_image later allocates the header's size. A
+  // caption (txt, json) is held as text: it has the captions files' line limit too.
+  const bool text = m.kind != kImage;
+  const size_t limit = text ? std::min(opts_.max_member_bytes, opts_.max_caption_bytes) : opts_.max_member_bytes;
+  const char* which = text && limit == opts_.max_caption_bytes ? " for a caption (--max_line_bytes)" : "";
   if (m.size > int64_t(limit)) {
-    m.error = str(m.size, " bytes, more than the limit of ", limit);
+    m.error = str(m.size, " bytes, more than the limit of ", limit, which);
     if (archive_read_data_skip(a_) < ARCHIVE_WARN) fatal(m.name, "truncated member");
     return;
   }
@@ -244,7 +253,7 @@ void ShardReader::read_data(Member& m, bool want_data) {
     got += size_t(n);
     if (got > limit) {
       m.data.clear();
-      m.error = str("more than the limit of ", limit, " bytes");
+      m.error = str("more than the limit of ", limit, " bytes", which);
       if (archive_read_data_skip(a_) < ARCHIVE_WARN) fatal(m.name, "truncated member");
       return;
     }
@@ -256,8 +265,8 @@ bool ShardReader::finish_group(TarSample& out) {
   std::string why;
   auto list = [&] {
     std::string s;
-    for (size_t i = 0; i < members_.size() && i < 8; ++i) s += (i ? ", " : "") + clip_name(members_[i], 100);
-    return s + (members_.size() > 8 ? ", ..." : "");
+    for (size_t i = 0; i < members_.size(); ++i) s += (i ? ", " : "") + members_[i];
+    return s + (group_members_ > members_.size() ? str(", ... (", group_members_, " members)") : "");
   };
   if (has_json_ && !has_txt_) {
     auto j = try_parse_json(json_);
@@ -285,6 +294,7 @@ bool ShardReader::finish_group(TarSample& out) {
   }
   key_.clear();
   members_.clear();
+  group_members_ = 0;
   cur_.image.clear();
   cur_.caption.clear();
   json_.clear();
@@ -295,7 +305,10 @@ bool ShardReader::finish_group(TarSample& out) {
 
 void ShardReader::add_to_group(Member& m) {
   key_ = m.key;
-  members_.push_back(m.name);
+  // The names a message lists: the first few, clipped; one key with 10,000 long member names keeps 8 of them.
+  if (members_.size() < kListedMembers) members_.push_back(clip_name(m.name, 100));
+  last_member_ = clip_name(m.name);
+  ++group_members_;
   if (!m.error.empty()) {
     // An unusable member spoils its sample: report it under the member's name.
     std::string msg = str(name_, ": member '", clip_name(m.name), "': ", m.error);
@@ -327,17 +340,24 @@ bool ShardReader::next(TarSample& out) {
       if (!pending_) {
         if (!read_header(m_)) {
           done_ = true;
-          return !members_.empty() && finish_group(out);
+          return group_members_ > 0 && finish_group(out);
         }
+        // An endless run of members that make no sample (other extensions, folders, bad samples) ends the shard.
+        if (++since_sample_ > opts_.max_members_without_sample)
+          throw ShardFatal{str(name_, ": ", opts_.max_members_without_sample, " members in a row without a usable "
+                               "sample (not a WebDataset shard, or a damaged one)")};
         if (!m_.regular) {
           read_data(m_, false);
           continue;
         }
         // A new key completes the previous sample: hand it out before touching this member's data, so a
         // truncated member cannot take the finished sample down with it.
-        if (!members_.empty() && m_.key != key_) {
+        if (group_members_ > 0 && m_.key != key_) {
           pending_ = true;
-          if (finish_group(out)) return true;
+          if (finish_group(out)) {
+            since_sample_ = 1;  // this member starts the next sample
+            return true;
+          }
         }
       }
       pending_ = false;

@@ -9,8 +9,10 @@
 //    of the basename) form one sample; the rest of the basename, lowercased, is the extension. The image is
 //    the first jpg|jpeg|png|webp|gif|bmp|tif|tiff member, the caption the txt member (trailing whitespace trimmed) or else the json
 //    member's caption_column string. Other members are skipped without reading them.
-//  - A sample without image or caption, a caption that is not UTF-8, a member larger than max_member_bytes,
-//    a truncated member or a corrupt tar throws bt::Error naming the shard and member, e.g.
+//  - A sample without image or caption, a caption that is not UTF-8, a member larger than max_member_bytes (a
+//    caption larger than max_caption_bytes), a truncated member or a corrupt tar (a bad header checksum included;
+//    more than max_members_without_sample members in a row that make no good sample) throws bt::Error naming the
+//    shard and member, e.g.
 //    "data/shard-000003.tar: member '000123.jpg': truncated tar archive". With on_bad = kSkip the sample is
 //    counted in bad() instead (a corrupt tar ends that shard: its remaining samples are lost and counted once).
 //  - Streamed locations (byte_stream.h: http(s):// URLs, pipe:COMMAND) expand braces only (no glob, no stat) and are
@@ -34,6 +36,12 @@ struct ShardOptions {
   std::string caption_column = "caption";  // field of key.json used as the caption
   OnBad on_bad = OnBad::kError;
   size_t max_member_bytes = size_t(256) << 20;
+  // A caption member (txt, json) larger than this is a bad sample, as a longer captions-file line is an error
+  // (--max_line_bytes; data/jsonl.h's default).
+  size_t max_caption_bytes = size_t(1) << 20;
+  // More members than this in a row that make no good sample (other extensions, folders, bad samples) end the
+  // shard as corrupt: an endless stream of them under kSkip would otherwise never end.
+  size_t max_members_without_sample = 10000;
   // Index mode (for TarDataset): images are not read; TarSample::image holds their first bytes and
   // image_offset/image_size locate them in the shard file. Needs uncompressed shards.
   bool index_only = false;
@@ -108,7 +116,10 @@ class ShardReader {
   bool done_ = false;
   // The group being assembled.
   std::string key_;
-  std::vector<std::string> members_;
+  static constexpr size_t kListedMembers = 8;
+  std::vector<std::string> members_;  // the group's first kListedMembers names (clipped), for messages
+  size_t group_members_ = 0;          // members in the group
+  std::string last_member_;           // the group's last member (clipped), for messages
   TarSample cur_;
   bool has_image_ = false, has_txt_ = false;
   std::string json_;
@@ -117,6 +128,7 @@ class ShardReader {
   bool locate_image_ = false;  // index mode: the member just read is the group's image; its offset is
                                // known once the next header's position is
   bool checked_filter_ = false;
+  size_t since_sample_ = 0;  // members read since the last good sample
 };
 
 // Reads a list of shards in the given order, one after the other.

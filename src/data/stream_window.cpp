@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <string_view>
 
 #include "common/error.h"
 
@@ -166,10 +167,15 @@ BadRows StreamWindowDataset::bad() const {
 }
 
 std::string StreamWindowDataset::identity() const {
-  uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a over the shards' file names (a moved bucket is the same data)
+  // FNV-1a over each shard's file name (the text after its last '/' or space: a moved folder or bucket is the same
+  // data), but a pipe: command whole: every `aws s3 cp s3://B/K -` ends in "-", so by name any two would match.
+  uint64_t h = 0xcbf29ce484222325ULL;
   for (const auto& s : shards_) {
-    const std::string name = s.substr(s.find_last_of("/ ") == std::string::npos ? 0 : s.find_last_of("/ ") + 1);
-    for (unsigned char c : name + "\n") h = (h ^ c) * 0x100000001b3ULL;
+    std::string_view id = s;
+    const size_t cut = s.find_last_of("/ ");
+    if (s.rfind("pipe:", 0) != 0 && cut != std::string::npos) id.remove_prefix(cut + 1);
+    for (unsigned char c : id) h = (h ^ c) * 0x100000001b3ULL;
+    h = (h ^ '\n') * 0x100000001b3ULL;
   }
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));

@@ -64,7 +64,8 @@ class StreamWindowDataset : public Dataset {
   // The epoch of row - 1, the last sample before a kept boundary `row` (else epoch()): what a step trained on.
   uint64_t epoch_before(size_t row) const;
   BadRows bad() const;
-  // "streamed: N shards, names <hash>": what a checkpoint records as the data (shard file names, not hosts).
+  // "streamed: N shards, names <hash>": what a checkpoint records as the data: a hash of the shards' file names in
+  // order (not their folders or hosts), a pipe: command's whole text.
   std::string identity() const;
 
   // The captions of the first `max` samples of the sequence as rank 0 of 1 reads it (so every rank gets the same),

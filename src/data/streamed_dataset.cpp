@@ -18,6 +18,11 @@ struct ShardResult {
   std::exception_ptr error;
 };
 
+// What a sample costs while it is held: every byte kept (the key, the caption, the image) and the row around them.
+uint64_t sample_bytes(const TarSample& t) {
+  return t.key.size() + t.caption.size() + t.image.size() + sizeof(TarSample);
+}
+
 }  // namespace
 
 std::unique_ptr<StreamedDataset> StreamedDataset::open(const std::vector<std::string>& shards, const ShardOptions& opts,
@@ -32,10 +37,11 @@ std::unique_ptr<StreamedDataset> StreamedDataset::open(const std::vector<std::st
         auto r = ShardReader::open_location(shards[s], opts);
         TarSample t;
         while (r->next(t)) {
-          if ((total += t.image.size()) > max_bytes) {
+          if ((total += sample_bytes(t)) > max_bytes) {
             over = true;
             fail(shards[s], ": streamed shards are held in memory when read whole (validation, encode, a "
-                 "dataset mix) and these pass the limit of ", max_bytes >> 20, " MiB; copy them to a local folder");
+                 "dataset mix) and these pass the limit of ", max_bytes >> 20, " MiB (images, captions and keys); copy "
+                 "them to a local folder");
           }
           res[s].samples.push_back(std::move(t));
         }
@@ -56,7 +62,7 @@ std::unique_ptr<StreamedDataset> StreamedDataset::open(const std::vector<std::st
   for (auto& r : res) {
     if (r.error) std::rethrow_exception(r.error);
     for (auto& t : r.samples) {
-      ds->bytes_ += t.image.size();
+      ds->bytes_ += sample_bytes(t);
       ds->rows_.push_back({std::move(t.key), std::move(t.caption), std::move(t.image)});
     }
     ds->bad_.merge(r.bad);

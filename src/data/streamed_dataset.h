@@ -1,7 +1,8 @@
 // Streamed shards (http(s):// URLs, pipe:COMMAND; byte_stream.h) as a random-access Dataset, for data that is read
 // once in order (--validation_file, encode --data, a streamed set in a --train_file mix): every shard is streamed once,
 // several at a time, and its samples (captions and encoded image bytes) are kept in memory, in shard order. Memory
-// is therefore the encoded images' size: past `max_bytes` the open fails with one line saying so. (Training on
+// is therefore what the samples hold: past `max_bytes` (every byte kept counts: keys, captions, images and each
+// row's bookkeeping) the open fails with one line saying so. (Training on
 // streamed --train_shards reads them in bounded memory instead: data/stream_window.h, train/torch/stream_train.h.)
 //
 // Contract:
@@ -21,7 +22,7 @@
 
 namespace bt::data {
 
-// The default in-memory budget of streamed shards read whole (image bytes).
+// The default in-memory budget of streamed shards read whole (every byte their samples hold).
 inline constexpr uint64_t kDefaultMaxStreamedBytes = uint64_t(16) << 30;
 
 class StreamedDataset : public Dataset {
@@ -36,7 +37,7 @@ class StreamedDataset : public Dataset {
   std::string describe(size_t i) const override { return rows_.at(i).key; }
 
   const BadRows& bad_rows() const { return bad_; }
-  uint64_t image_bytes() const { return bytes_; }
+  uint64_t held_bytes() const { return bytes_; }  // what the rows hold, as the budget counts it
 
  private:
   struct Row {

@@ -3,9 +3,13 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "common/error.h"
+#include "common/terminal.h"
 #include "data/subset.h"
+#include "data/user_command.h"
 #include "loader/loader.h"
 #include "report/canvas.h"
+#include "source/source.h"
 
 namespace bt::index {
 
@@ -51,6 +55,42 @@ void write_contact_sheet(const std::string& path, std::shared_ptr<const data::Da
     c.text(x0, y0 + kThumb + 6, label, {20, 20, 20}, 2);
   }
   c.write_png(path);
+}
+
+std::vector<size_t> index_rows(const std::vector<nlohmann::json>& images, const std::vector<int64_t>& top,
+                               const std::string& images_file) {
+  std::vector<size_t> rows;
+  for (int64_t k : top) {
+    const nlohmann::json& line = images.at(size_t(k));
+    const auto it = line.find("row");
+    if (!line.is_object() || it == line.end() || !it->is_number_integer() || it->get<int64_t>() < 0)
+      fail(images_file, ":", k + 1, ": \"row\" must be a whole number >= 0 (the dataset row of the image)");
+    rows.push_back(it->get<size_t>());
+  }
+  return rows;
+}
+
+std::shared_ptr<const data::Dataset> open_index_data(const nlohmann::json& index, const std::string& index_file,
+                                                     const std::vector<size_t>& rows) {
+  auto text = [&](const char* key, const std::string& fallback) {
+    const auto it = index.find(key);
+    if (it == index.end()) return fallback;
+    if (!it->is_string()) fail(index_file, ": \"", key, "\" must be a string");
+    return it->get<std::string>();
+  };
+  const std::string where = text("data", "");
+  if (where.empty()) fail(index_file, ": no \"data\" (the dataset the index was encoded from)");
+  data::refuse_command_from(where, index_file, "data");
+  source::ReadOptions read;  // as encode read the data
+  read.image_column = text("image_column", "image");
+  read.caption_column = text("caption_column", "caption");
+  read.on_bad = data::OnBad::kSkip;
+  auto ds = source::open_source(where, source::source_options(read, index_file + ": data")).dataset;
+  for (size_t r : rows)
+    if (r >= ds->size())
+      fail(index_file, ": its images.jsonl names row ", r, " but its data (", clip_name(where, 200), ") has ",
+           ds->size(), " rows: the index was encoded from other data (encode it again)");
+  return ds;
 }
 
 }  // namespace bt::index

@@ -37,6 +37,9 @@ void check_plan_input(const std::vector<size_t>& sizes, const std::vector<std::s
   for (double w : weights)
     if (!(w > 0) || !std::isfinite(w))
       fail("--train_mix_weights: every weight must be a positive number (got ", w, ")");
+  // Each finite, their sum need not be (1e308,1e308): its shares would be 0/0.
+  if (!std::isfinite(std::accumulate(weights.begin(), weights.end(), 0.0)))
+    fail("--train_mix_weights: the weights add up past the largest number; give them as shares (e.g. 0.5,0.5)");
 }
 
 // Drawn positions until the stopping rule holds (HF's loop: check, draw, take, mark exhausted and restart).

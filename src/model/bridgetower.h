@@ -19,6 +19,10 @@
 #include "model/memory_budget.h"
 #include "model/modules.h"
 
+namespace bt::checkpoint {
+struct TensorView;
+}
+
 namespace bt::model {
 
 // Optional per-layer intermediates (batch-first), filled by forward when requested; for tests and debugging.
@@ -168,6 +172,8 @@ int freeze_parameters(torch::nn::Module& model, const std::string& name_prefix);
 
 // Tensor <-> safetensors helpers for batch files (CPU, contiguous copies).
 std::map<std::string, Tensor> load_tensors(const std::string& path);
+// p <- a mapped safetensors tensor of p's shape, its dtype converted, read in place (no copy of the file).
+void copy_from_view(Tensor& p, const checkpoint::TensorView& t);
 void save_tensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors);
 
 }  // namespace bt::model

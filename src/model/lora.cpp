@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <set>
 
+#include "checkpoint/safetensors.h"
+
 #include "common/error.h"
 
 namespace bt::model {
@@ -108,26 +110,64 @@ void save_adapter(PretrainedModel& m, const LoraSpec& s, const std::string& dir)
   write_adapter_config(dir + "/" + kAdapterConfigFile, s);
 }
 
+namespace {
+
+// adapter_model.safetensors checked against the adapters and modules_to_save `m` has, from the header alone (the
+// data stays mapped, nothing is allocated): every one there with its shape and a floating-point dtype, nothing else.
+checkpoint::SafeTensors check_adapter_file(PretrainedModel& m, const std::string& file, const LoraSpec& s) {
+  checkpoint::SafeTensors st = checkpoint::SafeTensors::open(file);
+  std::set<std::string> expected;
+  for (auto& kv : m.named_parameters(true)) {
+    if (!is_lora_parameter(kv.key()) && !in_modules_to_save(kv.key(), s.modules_to_save)) continue;
+    expected.insert(peft_key(kv.key()));
+    const checkpoint::TensorView* t = st.find(peft_key(kv.key()));
+    if (!t) fail(file, ": lacks tensor '", peft_key(kv.key()), "'");
+    if (c10::IntArrayRef(t->shape) != kv.value().sizes())
+      fail(file, ": tensor '", t->name, "' has shape ", shape_str(t->shape), ", the model expects ",
+           shape_str(kv.value().sizes()));
+    if (!(t->dtype == checkpoint::DType::F32 || t->dtype == checkpoint::DType::F16 ||
+          t->dtype == checkpoint::DType::BF16 || t->dtype == checkpoint::DType::F64))
+      fail(file, ": tensor '", t->name, "' is not floating-point");
+  }
+  for (const auto& t : st.tensors())
+    if (!expected.count(t.name))
+      fail(file, ": tensor '", t.name.substr(0, 200), "' has no place in the model (",
+           st.tensors().size() - expected.size(), " such tensors; is adapter_config.json's target_modules this "
+           "file's?)");
+  return st;
+}
+
+}  // namespace
+
 void load_adapter_weights(PretrainedModel& m, const std::string& dir) {
   const std::string file = dir + "/" + kAdapterWeightsFile;
   const LoraSpec s = read_adapter_config(dir + "/" + kAdapterConfigFile);
-  std::map<std::string, Tensor> ts = load_tensors(file);
+  const checkpoint::SafeTensors st = check_adapter_file(m, file, s);  // shapes first: copies below are the model's size
   torch::NoGradGuard ng;
   for (auto& kv : m.named_parameters(true)) {
     if (!is_lora_parameter(kv.key()) && !in_modules_to_save(kv.key(), s.modules_to_save)) continue;
-    auto it = ts.find(peft_key(kv.key()));
-    if (it == ts.end()) fail(file, ": lacks tensor '", peft_key(kv.key()), "'");
-    if (it->second.sizes() != kv.value().sizes())
-      fail(file, ": tensor '", it->first, "' has shape ", shape_str(it->second.sizes()), ", the model expects ",
-           shape_str(kv.value().sizes()));
-    if (!it->second.is_floating_point()) fail(file, ": tensor '", it->first, "' is not floating-point");
-    kv.value().copy_(it->second);
+    const checkpoint::TensorView* t = st.find(peft_key(kv.key()));
+    copy_from_view(kv.value(), *t);
     if (!torch::isfinite(kv.value()).all().item<bool>())
-      fail(file, ": tensor '", it->first, "' holds NaN/inf values (a diverged or damaged adapter)");
-    ts.erase(it);
+      fail(file, ": tensor '", t->name, "' holds NaN/inf values (a diverged or damaged adapter)");
   }
-  if (!ts.empty()) fail(file, ": tensor '", ts.begin()->first, "' has no place in the model (", ts.size(),
-                        " such tensors; is adapter_config.json's target_modules this file's?)");
+}
+
+int64_t check_adapter_fits(const BridgeTowerConfig& c, const std::string& dir, ModelBudget budget) {
+  const std::string config = dir + "/" + kAdapterConfigFile;
+  const LoraSpec spec = read_adapter_config(config);
+  BridgeTowerForContrastiveLearning meta(c, torch::TensorOptions().device(torch::kMeta));
+  const int64_t base = meta->count_parameters();
+  try {
+    add_lora(*meta, spec);  // on the meta device: the names checked, the adapters counted, nothing allocated
+  } catch (const Error& e) {
+    fail(config, ": ", e.what());
+  }
+  budget.extra_parameters = meta->count_parameters() - base;
+  budget.extra_what = config;
+  check_model_memory(c, budget);
+  check_adapter_file(*meta, dir + "/" + kAdapterWeightsFile, spec);
+  return budget.extra_parameters;
 }
 
 bool has_adapter(const std::string& dir) {

@@ -27,4 +27,12 @@ bool has_adapter(const std::string& dir);
 // read_adapter_config + add_lora + load_adapter_weights: a folder's adapter on a model holding its base weights.
 LoraSpec apply_adapter(PretrainedModel& m, const std::string& dir);
 
+// A folder's adapter checked against config `c` before anything is allocated (a 1 KB adapter_config.json with
+// r: 65536 would otherwise take GBs before any check), in this order: its config (read_adapter_config: r a whole
+// number in range), the adapters it adds (add_lora on the meta device: names and counts), the model's memory with
+// them under `budget` (model/memory_budget.h: check_model_memory, the adapters named), and adapter_model.safetensors'
+// header (every adapter and saved module with its shape and a floating-point dtype, nothing else). Returns the
+// adapters' parameter count. load_adapter_weights checks the same header before it copies.
+int64_t check_adapter_fits(const BridgeTowerConfig& c, const std::string& dir, ModelBudget budget);
+
 }  // namespace bt::model

@@ -109,12 +109,32 @@ std::vector<std::string> names_of(const nlohmann::json& v, const char* key, cons
   }
   return out;
 }
+
+// `r` as a whole number in [1, kMaxLoraRank], read without a conversion that could wrap (4294967300 -> 4) or cut
+// (4.7 -> 4): an integral float (8.0) is a whole number too.
+int adapter_rank(const nlohmann::json& j, const std::string& path) {
+  const auto it = j.find("r");
+  if (it == j.end()) fail(path, ": no r (the adapters' rank)");
+  const bool whole = it->is_number_integer() || (it->is_number_float() && std::isfinite(it->get<double>()) &&
+                                                 std::floor(it->get<double>()) == it->get<double>());
+  if (!whole) fail(path, ": r = ", it->dump().substr(0, 40), " is not a whole number (the adapters' rank)");
+  const double r = it->is_number_unsigned() ? double(it->get<uint64_t>())
+                   : it->is_number_integer() ? double(it->get<int64_t>())
+                                             : it->get<double>();
+  if (!(r >= 1 && r <= kMaxLoraRank))
+    fail(path, ": r = ", it->dump().substr(0, 40), " is outside [1, ", kMaxLoraRank, "]");
+  return int(r);
+}
+
 }  // namespace
 
-LoraSpec read_adapter_config(const std::string& path) {
-  const nlohmann::json j = bt::parse_json_text(bt::read_small_file(path), path);
+LoraSpec read_adapter_config(const std::string& path) { return parse_adapter_config(bt::read_small_file(path), path); }
+
+LoraSpec parse_adapter_config(std::string_view text, const std::string& path) {
+  const nlohmann::json j = bt::parse_json_text(text, path);
   if (!j.is_object()) fail(path, ": not a JSON object");
-  if (j.value("peft_type", std::string()) != "LORA")
+  // is_string first: j.value() on a number would throw nlohmann's type_error, not a line naming the file.
+  if (!j.contains("peft_type") || !j["peft_type"].is_string() || j["peft_type"].get<std::string>() != "LORA")
     fail(path, ": peft_type ", j.contains("peft_type") ? j["peft_type"].dump().substr(0, 40) : "(none)",
          " is not LORA (the only adapter type bridgetune reads)");
   for (const char* k : {"use_dora", "use_rslora", "fan_in_fan_out"}) refuse_unless(j, k, false, path);
@@ -122,15 +142,15 @@ LoraSpec read_adapter_config(const std::string& path) {
   for (const char* k : {"rank_pattern", "alpha_pattern", "layers_to_transform"})
     refuse_unless(j, k, nlohmann::json::object(), path);
   LoraSpec s;
+  s.rank = adapter_rank(j, path);
   try {
-    s.rank = j.at("r").get<int>();
     s.alpha = j.value("lora_alpha", 8.0);
     s.dropout = j.value("lora_dropout", 0.0);
   } catch (const nlohmann::json::exception&) {
-    fail(path, ": r, lora_alpha and lora_dropout must be numbers");
+    fail(path, ": lora_alpha and lora_dropout must be numbers");
   }
-  if (s.rank < 1 || s.rank > 65536 || !(s.alpha > 0) || !(s.dropout >= 0 && s.dropout < 1))
-    fail(path, ": r must be in [1, 65536], lora_alpha > 0 and lora_dropout in [0, 1)");
+  if (!(s.alpha > 0) || !std::isfinite(s.alpha) || !(s.dropout >= 0 && s.dropout < 1))
+    fail(path, ": lora_alpha must be > 0 and lora_dropout in [0, 1)");
   s.target_modules = names_of(j.value("target_modules", nlohmann::json()), "target_modules", path);
   s.modules_to_save = names_of(j.value("modules_to_save", nlohmann::json()), "modules_to_save", path);
   if (s.target_modules.empty()) fail(path, ": target_modules names no module");

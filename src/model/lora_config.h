@@ -9,6 +9,7 @@
 //    not implement (another peft_type, DoRA, rsLoRA, per-layer ranks, trained biases, fan_in_fan_out).
 #pragma once
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace bt::model {
@@ -21,6 +22,10 @@ inline constexpr const char* kPeftPrefix = "base_model.model.";
 inline constexpr const char* kDefaultLoraTargets = "query,value,c_fc,c_proj";
 // The contrastive heads start untrained on a plain BridgeTowerModel checkpoint: trained whole by default.
 inline constexpr const char* kDefaultLoraModulesToSave = "itc_text_head,itc_image_head,itc_cross_modal_head";
+
+// The largest rank adapter_config.json may give (PEFT's ranks are 4..256; memory and the tensors' shapes are
+// checked beside it, before anything is allocated: model/lora.h).
+inline constexpr int kMaxLoraRank = 65536;
 
 struct LoraSpec {
   int rank = 0;  // 0: no adapters
@@ -50,7 +55,10 @@ std::string peft_key(const std::string& param_name);
 std::string param_name_of(const std::string& peft_key);
 
 void write_adapter_config(const std::string& path, const LoraSpec& s);
-// Throws bt::Error naming the file and the field.
+// Throws bt::Error naming the file and the field: r must be a whole number in [1, kMaxLoraRank] (no wrap, no
+// rounding), lora_alpha > 0, lora_dropout in [0, 1).
 LoraSpec read_adapter_config(const std::string& path);
+// The same from the file's text (`path` names it in errors; fuzz/model/fuzz_adapter_config.cpp).
+LoraSpec parse_adapter_config(std::string_view text, const std::string& path);
 
 }  // namespace bt::model

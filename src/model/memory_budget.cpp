@@ -10,7 +10,7 @@ namespace bt::model {
 
 ModelMemory estimate_model_memory(const BridgeTowerConfig& c, const ModelBudget& b) {
   ModelMemory m;
-  m.parameters = parameter_count(c, "contrastive");
+  m.parameters = parameter_count(c, "contrastive") + std::max<int64_t>(b.extra_parameters, 0);
   m.weights = uint64_t(m.parameters) * 4;
   if (b.training) m.optimizer = 3 * m.weights;  // gradients + AdamW's two moments, float32 like the weights
   // In double: a hostile image_size times a batch must not wrap before it is compared.
@@ -32,8 +32,11 @@ void check_model_memory(const BridgeTowerConfig& c, const ModelBudget& b) {
                                              " of activations")
                                        : str(bytes_str(m.weights), " of float32 weights + ", bytes_str(m.activations),
                                              " of activations");
-  fail(what, ": this model would need about ", bytes_str(m.total()), " (", m.parameters, " parameters: ", parts,
-       ", batch ", b.batch, "), more than ",
+  const std::string extra = b.extra_parameters > 0 ? str(", ", b.extra_parameters, " of them the LoRA adapters of ",
+                                                         b.extra_what.empty() ? "adapter_config.json" : b.extra_what)
+                                                   : std::string();
+  fail(what, ": this model would need about ", bytes_str(m.total()), " (", m.parameters, " parameters", extra, ": ",
+       parts, ", batch ", b.batch, "), more than ",
        flag ? str("--max_model_bytes ", b.max_bytes) : str("this machine's ", bytes_str(limit), " of free memory"),
        flag ? ": use a smaller model or raise --max_model_bytes"
             : ": use a smaller model (check hidden_size, the layer counts and image_size) or a machine with more "

@@ -306,11 +306,14 @@ void check_checkpoint_fits(const BridgeTowerConfig& c, const std::string& dir, b
 BridgeTowerForContrastiveLearning load_contrastive(const std::string& dir, const ModelBudget& budget,
                                                    bool allow_missing_heads) {
   const BridgeTowerConfig c = load_pretrained_config(dir);
-  check_model_memory(c, budget);
+  // A LoRA run's folder: its adapters checked (config, names, memory with them, the file's shapes) before any
+  // allocation.
+  if (has_adapter(dir)) check_adapter_fits(c, dir, budget);
+  else check_model_memory(c, budget);
   check_checkpoint_fits(c, dir, allow_missing_heads);
   BridgeTowerForContrastiveLearning m(c);
   m->load_weights(dir, allow_missing_heads);
-  if (has_adapter(dir)) {  // a LoRA run's folder: its adapters, folded into the weights for inference
+  if (has_adapter(dir)) {  // folded into the weights for inference
     apply_adapter(*m, dir);
     merge_lora(*m);
   }
@@ -345,6 +348,10 @@ int freeze_parameters(torch::nn::Module& model, const std::string& prefix) {
       ++n;
     }
   return n;
+}
+
+void copy_from_view(Tensor& p, const checkpoint::TensorView& t) {
+  copy_into(p, {std::string(), t.dtype, t.shape, contiguous_strides(t.shape), 0, t.data, t.nbytes});
 }
 
 std::map<std::string, Tensor> load_tensors(const std::string& path) {

@@ -5,7 +5,16 @@
 #include "common/error.h"
 #include "data/bad_rows.h"
 #include "media/augment.h"
+#include "data/user_command.h"
 #include "source/mixed_source.h"
+
+namespace bt::data {
+// The Python module's key to data/user_command.h: `data` is its caller's argument (what they typed), the one
+// value of LoaderOptions a pipe: command may come from.
+struct PythonArguments {
+  static TypedByUser key() { return TypedByUser(); }
+};
+}  // namespace bt::data
 
 namespace bt::py {
 namespace {
@@ -40,6 +49,8 @@ media::TransformSpec transform_spec(int image_size, const std::string& transform
 
 LoaderCore::LoaderCore(CoreOptions o) : opt_(std::move(o)) {
   check(opt_);
+  data::declare_user_value(opt_.data, data::PythonArguments::key());
+  for (const std::string& d : opt_.mix_data) data::declare_user_value(d, data::PythonArguments::key());
   source::ReadOptions read;
   read.image_column = opt_.image_column;
   read.caption_column = opt_.caption_column;

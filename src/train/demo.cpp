@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "common/terminal.h"
+
 namespace bt::train::demo {
 
 namespace fs = std::filesystem;
@@ -20,7 +22,7 @@ void write_data(const fs::path& output_dir, bool quiet) {
   val.n = kValidationRows, val.images = kValidationImages, val.seed = 2;
   if (!quiet)
     std::printf("generating demo data (%zu + %zu cartoon rows) in %s\n", train.n, val.n,
-                (output_dir / "demo_data").c_str());
+                printable((output_dir / "demo_data").string()).c_str());
   data::write_synth(train_dir(output_dir), train);
   data::write_synth(validation_dir(output_dir), val);
 }

@@ -8,6 +8,7 @@
 
 #include "cli/args.h"
 #include "common/error.h"
+#include "data/user_command.h"
 
 namespace fs = std::filesystem;
 using namespace bt::cli;
@@ -119,6 +120,41 @@ TEST(CliArgs, BadArgsFilesNameTheFile) {
   fs::remove(fifo);
   const auto yaml = write("bt_args_nested.yaml", "model:\n  name: x\n");
   EXPECT_NE(error_of({"train", yaml.string()}).find("bt_args_nested.yaml:2: nested YAML"), std::string::npos);
+}
+
+// Issue 53: only what the user typed may run as a pipe: command (data/user_command.h) -- the command line, and the
+// args file it names; a NUL in an args-file value and a list for a one-value flag are one short line each, before
+// any command runs (so nothing is created under a cut name).
+TEST(CliArgs, TypedValuesAreTheOnlyCommandsThatMayRun) {
+  EXPECT_FALSE(bt::data::find_user_command("pipe:echo typed-a"));
+  parse({"train", "--output_dir", "pipe:echo typed-a"});
+  parse({"train", "--output_dir=pipe:echo typed-{b,c}"});
+  const auto file = write("bt_args_command.json", R"({"output_dir": "pipe:echo typed-d"})");
+  parse({"train", file.string()});
+  for (const char* c : {"pipe:echo typed-a", "pipe:echo typed-b", "pipe:echo typed-c", "pipe:echo typed-d"})
+    EXPECT_TRUE(bt::data::find_user_command(c)) << c;
+  EXPECT_FALSE(bt::data::find_user_command("pipe:echo typed-e"));
+}
+
+TEST(CliArgs, ArgsFileNulAndListForOneValueAreShortErrors) {
+  const fs::path cut = fs::temp_directory_path() / "bt_args_cut";
+  fs::remove_all(cut);
+  const auto nul = write("bt_args_nul.json", "{\"output_dir\": \"" + cut.string() + "\\u0000/rest\"}");
+  const std::string e = error_of({"train", nul.string()});
+  EXPECT_NE(e.find("bt_args_nul.json: the value of 'output_dir' holds a NUL byte"), std::string::npos) << e;
+  EXPECT_FALSE(fs::exists(cut));
+  std::string items;
+  for (int i = 0; i < 100000; ++i) items += (i ? ", " : "") + std::to_string(i);
+  const auto list = write("bt_args_list.json", "{\"per_device_train_batch_size\": [" + items + "]}");
+  const std::string l = error_of({"train", list.string()});
+  EXPECT_EQ(l, list.string() + ": 'per_device_train_batch_size' takes one value; the file gives a list of 100000");
+  EXPECT_EQ(parse({"train", write("bt_args_one.json", R"({"workers": [1, 2]})").string()}).workers,
+            (std::vector<int>{1, 2}));  // a list flag still takes its list
+  // The same list on the command line: one short line too (CLI11 listed every extra item).
+  std::vector<std::string> argv{"train", "--per_device_train_batch_size"};
+  for (int i = 0; i < 100000; ++i) argv.push_back(std::to_string(i));
+  EXPECT_EQ(error_of(argv), "--per_device_train_batch_size takes one value; the command line gives 100000 after it");
+  EXPECT_EQ(parse({"train", "--workers", "1", "2", "--per_device_train_batch_size", "4"}).batch, 4);
 }
 
 TEST(CliArgs, UnknownFlagAndCommandAreNamedWithTheClosest) {

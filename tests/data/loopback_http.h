@@ -1,6 +1,7 @@
 // A tiny HTTP/1.1 file server on 127.0.0.1 (an ephemeral port) for the streamed-shard tests and benchmark: serves
 // the files of one folder, honours `Range: bytes=N-`, and has knobs to break transfers (close after N body bytes),
-// to stall once (a server that goes quiet) and to ignore Range. One thread per connection, `Connection: close`.
+// to stall once (a server that goes quiet), to drip bytes slowly and to ignore Range. One thread per connection,
+// `Connection: close`.
 // No network, no Python. Test code: it trusts its requests.
 #pragma once
 #include <arpa/inet.h>
@@ -31,6 +32,7 @@ class LoopbackHttp {
   std::atomic<int64_t> stall_after{-1};  // once: go quiet for stall_ms after this many body bytes
   std::atomic<int> stall_ms{0};
   std::atomic<bool> ignore_range{false};
+  std::atomic<int> drip_ms{0};  // > 0: send the body one byte per drip_ms (a server just above the low-speed limit)
   // Counters.
   std::atomic<int> requests{0}, range_requests{0};
 
@@ -118,6 +120,12 @@ class LoopbackHttp {
     if (!send_all(c, head.data(), head.size())) return;
     int64_t limit = size - from;
     if (drop_after >= 0 && drops_left.fetch_sub(1) > 0) limit = std::min(limit, int64_t(drop_after));
+    for (int64_t sent = 0; drip_ms > 0 && sent < limit && !stop_; ++sent) {  // until the client hangs up
+      char b;
+      if (::pread(f, &b, 1, off_t(from + sent)) != 1 || !send_all(c, &b, 1)) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(drip_ms.load()));
+    }
+    if (drip_ms > 0) return;
     int64_t stall = stall_after.exchange(-1);
     const int64_t chunk = 1 << 20;
     for (int64_t sent = 0; sent < limit;) {

@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "data/stream_order.h"
+#include "data/stream_window.h"
 #include "data/synth.h"
 #include "loopback_http.h"
 #include "test_util.h"
@@ -105,6 +106,22 @@ TEST_F(Order, HttpShardsGiveTheLocalSequence) {
 TEST_F(Order, FewerShardsThanRanksIsAnError) {
   StreamOrderOptions o{42, 0, 8, 4};
   EXPECT_THROW(StreamOrder(shards(), {}, o), bt::Error);
+}
+
+// Issue 53, item 5: the data a resume must match. Two sets of `aws s3 cp ... -` commands (whose text after the last
+// '/' or space is "-" alike) differ; files and URLs count by name, in order (a moved folder, another port: the same).
+TEST(StreamIdentity, CommandsCountWholeAndFilesByName) {
+  auto id = [](std::vector<std::string> shards) {
+    return StreamWindowDataset(std::move(shards), {}, {}, std::nullopt, {}).identity();
+  };
+  const std::string a = id({"pipe:aws s3 cp s3://a/s-0.tar -", "pipe:aws s3 cp s3://a/s-1.tar -"});
+  EXPECT_NE(a, id({"pipe:aws s3 cp s3://b/s-0.tar -", "pipe:aws s3 cp s3://b/s-1.tar -"}));
+  EXPECT_NE(a, id({"pipe:aws s3 cp s3://a/s-0.tar -"}));
+  EXPECT_EQ(a, id({"pipe:aws s3 cp s3://a/s-0.tar -", "pipe:aws s3 cp s3://a/s-1.tar -"}));
+  EXPECT_EQ(id({"http://127.0.0.1:8000/d/s-0.tar"}), id({"http://127.0.0.1:9000/d/s-0.tar"}));
+  EXPECT_EQ(id({"/data/d/s-0.tar"}), id({"/mnt/moved/s-0.tar"}));
+  EXPECT_NE(id({"/data/d/s-0.tar"}), id({"/data/d/s-1.tar"}));
+  EXPECT_NE(id({"http://h/d/s-0.tar", "http://h/d/s-1.tar"}), id({"http://h/d/s-1.tar", "http://h/d/s-0.tar"}));
 }
 
 }  // namespace

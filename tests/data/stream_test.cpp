@@ -10,6 +10,7 @@
 #include "data/shard_stream.h"
 #include "data/streamed_dataset.h"
 #include "data/tar_dataset.h"
+#include "../common/user_typed.h"
 #include "loopback_http.h"
 #include "test_util.h"
 
@@ -17,6 +18,7 @@ using namespace bt::data;
 using bt::data::testing::LoopbackHttp;
 using bt::data::testing::TempDir;
 using bt::data::testing::write_file;
+using bt::test::typed;
 
 // A build without libcurl has no http:// streams (data/http_stream_stub.cpp); its pipe: tests still run.
 #define NEED_HTTP() \
@@ -155,17 +157,17 @@ TEST_F(Streams, ServerIgnoringRangeIsRefused) {
 }
 
 TEST_F(Streams, PipeCommandReadsAndFailuresNameTheCommand) {
-  EXPECT_EQ(read_all("pipe:cat " + dir_ / name(3), fast_), local(3));
-  const std::string bad = "pipe:cat " + dir_ / name(3) + "; exit 3";
+  EXPECT_EQ(read_all(typed("pipe:cat " + dir_ / name(3)), fast_), local(3));
+  const std::string bad = typed("pipe:cat " + dir_ / name(3) + "; exit 3");
   std::string e = error_of([&] { read_all(bad, fast_); });
   EXPECT_EQ(e.rfind(bad + ": the command exited with status 3", 0), 0u) << e;
   // A command that breaks mid-way is rerun, and what was read already is skipped.
   const std::string mark = dir_ / "ran_once";
-  const std::string flaky = "pipe:if [ -e " + mark + " ]; then cat " + dir_ / name(3) + "; else touch " + mark +
-                            "; head -c 30000 " + dir_ / name(3) + "; exit 1; fi";
+  const std::string flaky = typed("pipe:if [ -e " + mark + " ]; then cat " + dir_ / name(3) + "; else touch " +
+                                  mark + "; head -c 30000 " + dir_ / name(3) + "; exit 1; fi");
   EXPECT_EQ(read_all(flaky, fast_), local(3));
   // Brace patterns expand inside commands too, and a whole set reads in order.
-  auto ds = StreamedDataset::open(expand_shard_pattern("pipe:cat " + dir_ / "shard-{002..003}.tar"), fast_);
+  auto ds = StreamedDataset::open(expand_shard_pattern(typed("pipe:cat " + dir_ / "shard-{002..003}.tar")), fast_);
   EXPECT_EQ(ds->size(), 12u);
   EXPECT_EQ(ds->caption(6), "caption 3000");
 }
@@ -174,7 +176,7 @@ TEST_F(Streams, QuietPipeCommandTimesOut) {
   StreamOptions o;
   o.retries = 0;
   o.low_speed_time_s = 1;
-  auto s = open_byte_stream("pipe:sleep 30", o);
+  auto s = open_byte_stream(typed("pipe:sleep 30"), o);
   char c;
   auto t0 = std::chrono::steady_clock::now();
   std::string e = error_of([&] { s->read(&c, 1); });
@@ -183,12 +185,27 @@ TEST_F(Streams, QuietPipeCommandTimesOut) {
 }
 
 TEST_F(Streams, PipeClosedEarlyStopsTheCommand) {
-  auto s = open_byte_stream("pipe:cat /dev/zero | cat", {});
+  auto s = open_byte_stream(typed("pipe:cat /dev/zero | cat"), {});
   char buf[4096];
   EXPECT_GT(s->read(buf, sizeof buf), 0u);
   auto t0 = std::chrono::steady_clock::now();
   s.reset();  // would hang (or leak the pipeline) if the group were not killed
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+}
+
+// Issue 53, item 4: two bytes a second stays above curl's low-speed limit (1 byte/s) forever; the shard's deadline
+// (the time its reader waits, every retry included) ends it in bounded time with one line naming the URL.
+TEST_F(Streams, ADrippingServerMeetsTheDeadline) {
+  NEED_HTTP();
+  ShardOptions o = fast_;
+  o.stream.low_speed_time_s = 1;
+  o.stream.deadline_s = 2;
+  http_.drip_ms = 500;
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string e = error_of([&] { read_all(http_.url(name(0)), o); });
+  EXPECT_EQ(e.rfind(http_.url(name(0)) + ": still downloading after the deadline of 2 s, at byte ", 0), 0u) << e;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(6));
+  EXPECT_EQ(http_.requests, 1);  // a deadline is not retried
 }
 
 TEST_F(Streams, MemoryCapIsOneClearLine) {

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "common/error.h"
 #include "common/file_gate.h"
 #include "data/captions_dataset.h"
 #include "data/synth.h"
@@ -76,6 +77,43 @@ TEST_F(ContactSheet, GridHoldsTheThumbnailsInRankOrder) {
   const int y5 = kPad + kThumb + kLabel + kPad;  // the fifth result, unreadable: a grey cell
   EXPECT_EQ(px(kPad + 80, y5 + 80), (std::vector<uint8_t>{220, 220, 220}));
   EXPECT_EQ(px(2, 2), (std::vector<uint8_t>{255, 255, 255}));  // the margin
+}
+
+// Issue 53: an index folder is something people share. Its index.json naming its data as a pipe: command must not
+// run it (the canary stays absent) and is refused naming the file; an index of other data (rows past the data's
+// end), or a row that is not a whole number, is one line naming the file instead of vector::_M_range_check.
+TEST_F(ContactSheet, AnIndexsDataIsNeverACommandAndMustHoldItsRows) {
+  const std::string canary = dir_ + "/canary", index_file = dir_ + "/E/index.json";
+  const nlohmann::json doctored = {{"data", "pipe:touch " + canary + "; cat " + dir_ + "/x.tar"}};
+  std::string e;
+  try {
+    open_index_data(doctored, index_file, {0});
+  } catch (const Error& err) {
+    e = err.what();
+  }
+  EXPECT_EQ(e.rfind(index_file + ": data 'pipe:touch ", 0), 0u) << e;
+  EXPECT_FALSE(fs::exists(canary));
+
+  const nlohmann::json index = {{"data", dir_ + "/captions.jsonl"}};
+  const size_t rows = open_index_data(index, index_file, {0, 7})->size();
+  EXPECT_EQ(rows, 8u);
+  try {
+    e.clear();
+    open_index_data(index, index_file, {3, 8});
+  } catch (const Error& err) {
+    e = err.what();
+  }
+  EXPECT_EQ(e.rfind(index_file + ": its images.jsonl names row 8 but its data", 0), 0u) << e;
+  EXPECT_NE(e.find("has 8 rows"), std::string::npos) << e;
+  const std::vector<nlohmann::json> images = {{{"image", "a"}, {"row", 2}}, {{"image", "b"}, {"row", -1}}};
+  EXPECT_EQ(index_rows(images, {0}, "E/images.jsonl"), std::vector<size_t>{2});
+  try {
+    e.clear();
+    index_rows(images, {1}, "E/images.jsonl");
+  } catch (const Error& err) {
+    e = err.what();
+  }
+  EXPECT_EQ(e.rfind("E/images.jsonl:2: \"row\" must be a whole number", 0), 0u) << e;
 }
 
 }  // namespace

@@ -78,6 +78,13 @@ TEST(MixOrder, BadPlansFailWithOneLine) {
   EXPECT_THROW(plan({3, 0}, {}, MixStopping::kFirstExhausted), Error);
   EXPECT_THROW(plan({3, 4}, {1}, MixStopping::kFirstExhausted), Error);
   EXPECT_THROW(plan({3, 4}, {1, 0}, MixStopping::kFirstExhausted), Error);
+  try {  // each weight finite, their sum not (issue 53): shares 0/0 trained on before
+    plan({3, 4}, {1e308, 1e308}, MixStopping::kFirstExhausted);
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "--train_mix_weights: the weights add up past the largest number; give them as shares "
+                           "(e.g. 0.5,0.5)");
+  }
   try {  // a tiny weight with all_exhausted would make an epoch of ~10^9 rows: refused, naming the dataset
     make_mix_plan({"a.jsonl", "b.jsonl"}, {1000, 1000000}, {0.999, 0.001}, MixStopping::kAllExhausted, 1);
     ADD_FAILURE();

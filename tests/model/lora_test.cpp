@@ -7,12 +7,16 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "../common/error_of.h"
+#include "../common/peak_growth.h"
 #include "checkpoint/safetensors.h"
 #include "common/error.h"
 #include "fixture_dir.h"
 #include "model/lora.h"
 
 using namespace bt::model;
+using bt::test::error_of;
+using bt::test::peak_growth;
 namespace fs = std::filesystem;
 
 namespace {
@@ -143,5 +147,65 @@ TEST(Lora, MergedEqualsUnmergedAndAFolderReadsBackAsTheSameModel) {
   merge_lora(*m);
   EXPECT_FALSE(has_lora(*m));
   EXPECT_LE((logits(m) - with_adapters).abs().max().item<double>(), 1e-5);
+  fs::remove_all(dir);
+}
+
+// Issue 53, item 3: a folder's adapter is checked -- its config, the adapters' memory under the budget, the file's
+// shapes -- before anything is allocated. r: 65536 in a 1 KB adapter_config.json beside rank-4 tensors took 1.36 GB
+// on this tiny model (adapters on every targeted Linear) before the shapes were compared.
+TEST(LoraBudget, AHostileRankIsRefusedBeforeAnythingIsAllocated) {
+  const std::string dir = temp_dir("hostile_rank");
+  {
+    auto m = load_contrastive(BT_FIXTURE_DIR);
+    add_lora(*m, spec(4));
+    m->save_pretrained(dir);
+  }
+  const std::string config = dir + "/adapter_config.json";
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(config));
+  j["r"] = 65536;
+  std::ofstream(config, std::ios::trunc) << j.dump();
+  constexpr uint64_t kMB = 1000 * 1000;
+  std::string e;
+  // Under --max_model_bytes 512 MiB: the adapters' memory is refused, naming them.
+  uint64_t grew = peak_growth([&] { e = error_of([&] { load_contrastive(dir, {false, 1, uint64_t(512) << 20}); }); });
+  EXPECT_EQ(e.rfind(dir + "/config.json: this model would need about ", 0), 0u) << e;
+  EXPECT_NE(e.find(" of them the LoRA adapters of " + config), std::string::npos) << e;
+  EXPECT_NE(e.find("--max_model_bytes 536870912"), std::string::npos) << e;
+  EXPECT_LT(grew, 64 * kMB) << grew;
+  // With room for them: the file's rank-4 tensors are refused, from its header.
+  grew = peak_growth([&] { e = error_of([&] { load_contrastive(dir, {false, 1, uint64_t(64) << 30}); }); });
+  EXPECT_EQ(e.rfind(dir + "/adapter_model.safetensors: tensor 'base_model.model.", 0), 0u) << e;
+  EXPECT_NE(e.find("has shape [4, 64], the model expects [65536, 64]"), std::string::npos) << e;
+  EXPECT_LT(grew, 64 * kMB) << grew;
+  // A target the model lacks is named with the file it came from.
+  j["r"] = 4;
+  j["target_modules"] = {"query", "no_such_layer"};
+  std::ofstream(config, std::ios::trunc) << j.dump();
+  e = error_of([&] { load_contrastive(dir, {false, 1, uint64_t(64) << 30}); });
+  EXPECT_EQ(e.rfind(config + ": --lora_target_modules: no_such_layer names no Linear layer", 0), 0u) << e;
+  fs::remove_all(dir);
+}
+
+TEST(LoraBudget, TheAdaptersCountInTheModelsMemory) {
+  const std::string dir = temp_dir("adapter_budget");
+  {
+    auto m = load_contrastive(BT_FIXTURE_DIR);
+    add_lora(*m, spec(32));
+    m->save_pretrained(dir);
+  }
+  const BridgeTowerConfig c = load_pretrained_config(dir);
+  const int64_t adapters = check_adapter_fits(c, dir, {false, 1, uint64_t(64) << 30});
+  auto with = load_contrastive(BT_FIXTURE_DIR);
+  const int64_t before = with->count_parameters();
+  add_lora(*with, spec(32));
+  EXPECT_EQ(adapters, with->count_parameters() - before);  // the adapters' own count, from the meta device
+  // A budget the plain model fits and the model with its adapters does not.
+  const uint64_t plain = estimate_model_memory(c, {false, 1, 0}).total();
+  ASSERT_GT(uint64_t(adapters) * 4, 1u);
+  EXPECT_EQ(error_of([&] { load_contrastive(BT_FIXTURE_DIR, {false, 1, plain}); }), "");
+  const std::string e = error_of([&] { load_contrastive(dir, {false, 1, plain}); });
+  EXPECT_NE(e.find(std::to_string(before + adapters) + " parameters, " + std::to_string(adapters) +
+                   " of them the LoRA adapters of " + dir + "/adapter_config.json"), std::string::npos) << e;
+  EXPECT_EQ(error_of([&] { load_contrastive(dir, {false, 1, plain + uint64_t(adapters) * 4}); }), "");
   fs::remove_all(dir);
 }

@@ -9,6 +9,7 @@
 #include "cli/model_flags.h"
 #include "common/defaults.h"
 #include "common/error.h"
+#include "common/terminal.h"
 #include "data/captions_dataset.h"
 #include "eval/evaluate_run.h"
 
@@ -22,7 +23,7 @@ void print_table(const bt::eval::EvalMetrics& m, const std::string& out) {
     if (count) std::printf("  %-28s = %.0f\n", k.c_str(), v);
     else std::printf("  %-28s = %.4f\n", k.c_str(), v);
   }
-  std::printf("results in %s/eval_results.json\n", out.c_str());
+  std::printf("results in %s/eval_results.json\n", bt::printable(out).c_str());
 }
 
 bt::cli::Registrar reg("evaluate", "Score a checkpoint: contest matching accuracy or image-text retrieval", 25,

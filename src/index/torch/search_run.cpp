@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "common/file_gate.h"
 #include "common/json.h"
+#include "common/terminal.h"
 #include "data/captions_dataset.h"
 #include "eval/torch/embed_eval.h"
 #include "media/npy.h"
@@ -55,17 +56,13 @@ std::shared_ptr<const data::Dataset> image_file(const std::string& path) {
   return std::make_shared<data::CaptionsDataset>(std::move(one), path, "");
 }
 
-// The contact sheet of the top images: the index's data reopened as encode read it, each result's dataset row.
-void draw_contact_sheet(const std::string& out, const nlohmann::json& index, const std::vector<nlohmann::json>& images,
-                        const std::vector<int64_t>& top, const std::vector<float>& scores) {
-  source::ReadOptions read;  // as encode read the data
-  read.image_column = index.value("image_column", std::string("image"));
-  read.caption_column = index.value("caption_column", std::string("caption"));
-  read.on_bad = data::OnBad::kSkip;
-  auto data = source::open_source(index.at("data").get<std::string>(), source::source_options(read, "index.json data")).dataset;
-  std::vector<size_t> rows;
-  for (int64_t k : top) rows.push_back(images[size_t(k)].at("row").get<size_t>());
-  write_contact_sheet(out, data, rows, scores);
+// The contact sheet of the top images: the index's data reopened as encode read it, each result's dataset row
+// (contact_sheet.h checks what the folder says first).
+void draw_contact_sheet(const std::string& out, const fs::path& dir, const nlohmann::json& index,
+                        const std::vector<nlohmann::json>& images, const std::vector<int64_t>& top,
+                        const std::vector<float>& scores) {
+  const std::vector<size_t> rows = index_rows(images, top, (dir / "images.jsonl").string());
+  write_contact_sheet(out, open_index_data(index, (dir / "index.json").string(), rows), rows, scores);
 }
 
 }  // namespace
@@ -117,16 +114,22 @@ int run_search(const SearchOptions& o) {
   std::vector<float> top_scores(values.data_ptr<float>(), values.data_ptr<float>() + k);
   const char* what = by_text ? "image" : "text";
   if (!o.json) std::printf("%-5s %-8s %s\n", "rank", "score", what);
+  const std::string keys_file = (dir / (by_text ? "images.jsonl" : "texts.jsonl")).string();
   for (int64_t i = 0; i < k; ++i) {
-    const std::string key = keys[size_t(top[size_t(i)])].at(what).get<std::string>();
+    const nlohmann::json& line = keys[size_t(top[size_t(i)])];
+    if (!line.is_object() || !line.contains(what) || !line[what].is_string())
+      fail(keys_file, ":", top[size_t(i)] + 1, ": \"", what, "\" must be a string");
+    // Keys come from a folder anyone may have shared: control bytes escaped (JSON: ASCII only, bad UTF-8 replaced).
+    const std::string key = line[what].get<std::string>();
     if (o.json)
-      std::printf("%s\n", nlohmann::json{{"rank", i + 1}, {what, key}, {"score", top_scores[size_t(i)]}}.dump().c_str());
-    else std::printf("%-5lld %-8.4f %s\n", (long long)(i + 1), double(top_scores[size_t(i)]), key.c_str());
+      std::printf("%s\n", nlohmann::json{{"rank", i + 1}, {what, key}, {"score", top_scores[size_t(i)]}}
+                              .dump(-1, ' ', true, nlohmann::json::error_handler_t::replace).c_str());
+    else std::printf("%-5lld %-8.4f %s\n", (long long)(i + 1), double(top_scores[size_t(i)]), printable(key).c_str());
   }
   if (!o.contact_sheet.empty()) {
     if (!by_text) fail("--contact_sheet draws the top images: it needs a text --query");
-    draw_contact_sheet(o.contact_sheet, index, keys, top, top_scores);
-    if (!o.json) std::printf("contact sheet: %s\n", o.contact_sheet.c_str());
+    draw_contact_sheet(o.contact_sheet, dir, index, keys, top, top_scores);
+    if (!o.json) std::printf("contact sheet: %s\n", printable(o.contact_sheet).c_str());
   }
   std::fflush(stdout);
   return int(k);

@@ -16,6 +16,7 @@
 #include "common/error.h"
 #include "common/file_gate.h"
 #include "common/paths.h"
+#include "common/terminal.h"
 #include "data/captions_dataset.h"
 #include "eval/metrics.h"
 #include "eval/torch/embed_eval.h"
@@ -204,7 +205,9 @@ nlohmann::json final_evaluations(const Plan& plan, const TrainOptions& t, const 
     report::save_hf_metrics(t.output_dir, s.prefix, metrics);
     if (s.prefix == "eval") eval_metrics = metrics;
     std::printf("***** %s metrics *****\n", s.prefix.c_str());
-    for (const auto& [k, v] : metrics.items()) std::printf("  %-28s = %s\n", k.c_str(), v.dump().c_str());
+    for (const auto& [k, v] : metrics.items())
+      std::printf("  %-28s = %s\n", printable(k).c_str(),
+                  printable(v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)).c_str());
   }
   return eval_metrics;
 }
@@ -254,9 +257,10 @@ void use_the_demo_model(const TrainOptions& t, const RunSettings& rs) {
   so.top_k = 3;
   so.contact_sheet = (out / "demo_search.png").string();
   so.device = t.device;
-  std::printf("query: %s\n", query.c_str());
+  std::printf("query: %s\n", printable(query).c_str());
   index::run_search(so);
-  std::printf("try it: %s search --index %s --query \"a teal balloon at the top centre\"\n", "bridgetune", index_dir.c_str());
+  std::printf("try it: %s search --index %s --query \"a teal balloon at the top centre\"\n", "bridgetune",
+              printable(index_dir.string()).c_str());
   std::fflush(stdout);
 }
 
@@ -315,7 +319,7 @@ bool run_phases(const RecipeOptions& r, const Plan& plan, const RunSettings& rs,
   if (mlflow)
     files += str("; MLflow run ", mlflow->run_id(), " (experiment ", mlflow->experiment_id(), ") in ",
                  mlflow->root().string(), ": mlflow ui --backend-store-uri ", mlflow->root().string());
-  std::printf("HF Trainer files in %s: %s\n", out.c_str(), files.c_str());
+  std::printf("HF Trainer files in %s: %s\n", printable(out.string()).c_str(), printable(files).c_str());
   std::fflush(stdout);
   if (plan.train && rs.demo) use_the_demo_model(t, rs);
   return true;
@@ -334,10 +338,10 @@ void run_recipe(const RecipeOptions& r) {
   const Plan plan = plan_of(r);
   const RunSettings rs = resolve_settings(t, plan.inputs);
   if (t.rank == 0) {
-    for (const std::string& note : rs.notes) std::printf("%s\n", note.c_str());
+    for (const std::string& note : rs.notes) std::printf("%s\n", printable(note).c_str());
     if (r.report_to.wandb)  // no W&B client here: the TensorBoard events carry the run to it
       std::printf("note: --report_to wandb: bridgetune has no W&B client; upload this run's TensorBoard events with "
-                  "`wandb sync --sync-tensorboard %s`\n", rs.tensorboard_dir.c_str());
+                  "`wandb sync --sync-tensorboard %s`\n", printable(rs.tensorboard_dir).c_str());
   }
   const std::shared_ptr<report::MlflowRun> mlflow = start_mlflow(r, rs);
   const ActiveMlflowRun active(mlflow);

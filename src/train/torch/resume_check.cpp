@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "common/error.h"
+#include "common/terminal.h"
 #include "data/fingerprint.h"
 #include "data/stream_window.h"
 #include "report/run_log.h"
@@ -129,8 +130,8 @@ void check_resume_identity(const TrainRun& r, const TrainerState& saved, const s
     fail("--resume_from_checkpoint ", dir, ": it was made on other data (", was, "; this run's: ", is,
          "); resume on the same data, or pass --resume_with_changed_data to continue on this data on purpose");
   if (r.talk)
-    std::printf("note: --resume_with_changed_data: resuming %s (made on %s) on other data (%s)\n", dir.c_str(),
-                was.c_str(), is.c_str());
+    std::printf("note: --resume_with_changed_data: resuming %s (made on %s) on other data (%s)\n",
+                printable(dir).c_str(), printable(was).c_str(), printable(is).c_str());
 }
 
 }  // namespace

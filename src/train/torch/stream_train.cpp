@@ -36,6 +36,7 @@ std::shared_ptr<const data::Dataset> open_streamed_train(const TrainRun& r, cons
   sh.caption_column = so.caption_column.value_or("caption");
   sh.on_bad = so.on_bad;
   sh.max_member_bytes = so.max_image_bytes;
+  sh.max_caption_bytes = so.max_line_bytes;
   const size_t per_step = rows_per_step(r), B = static_cast<size_t>(r.batch());
   size_t start = 0;
   std::optional<data::StreamCursor> cursor;

@@ -7,6 +7,7 @@
 #include "common/device_name.h"
 #include "common/error.h"
 #include "common/paths.h"
+#include "common/terminal.h"
 #include "data/stream_window.h"
 #include "dist/env.h"
 #include "hub/hub.h"
@@ -144,7 +145,7 @@ std::shared_ptr<const data::Dataset> open_data(TrainRun& r, bool train) {
       ? source::open_mixed(r.o.train_mix_files, {r.o.train_mix_weights, r.o.train_mix_stopping, r.o.seed}, so)
       : source::open_source(path, so);
   if (train) src.apply_order(r.train_locality);
-  if (src.mix && r.talk) std::printf("%s\n", src.mix->summary().c_str());
+  if (src.mix && r.talk) std::printf("%s\n", printable(src.mix->summary()).c_str());
   return src.dataset;
 }
 
@@ -335,7 +336,9 @@ void restore_state(TrainRun& r) {
     r.st = load_checkpoint(r.resume_dir, r.model, *r.opt);
     r.st.settings.update(run_identity(r));  // what this run trains on (--resume_with_changed_data: the new data)
     if (r.loss_scale) r.loss_scale->restore(r.st.loss_scale);
-    if (r.talk) std::printf("resumed from %s at step %lld\n", r.resume_dir.c_str(), (long long)r.st.global_step);
+    if (r.talk)
+      std::printf("resumed from %s at step %lld\n", printable(r.resume_dir.string()).c_str(),
+                  (long long)r.st.global_step);
   }
   r.params = r.opt->tensors();
   r.sync = std::make_unique<dist::GradientSync>(*r.group, r.params);

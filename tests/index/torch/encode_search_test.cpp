@@ -162,4 +162,44 @@ TEST_F(EncodeSearch, EveryFormatIsEncodedAndQueriedAsPillowReadsIt) {
   }
 }
 
+// Issue 53: an index folder is shared like any download. A doctored one must not run a command (the canary stays
+// absent), must not reach the terminal with control bytes, and an index of other data is one line naming the file.
+TEST_F(EncodeSearch, ADoctoredIndexRunsNothingAndPrintsNoControlBytes) {
+  const fs::path bad = root_ / "doctored";
+  fs::remove_all(bad);
+  fs::copy(root_ / "index", bad);
+  const fs::path canary = root_ / "canary";
+  nlohmann::json index = bt::report::read_json_file(bad / "index.json");
+  index["data"] = "pipe:touch " + canary.string() + "; cat " + (root_ / "none.tar").string();
+  std::ofstream(bad / "index.json") << index.dump();
+  std::string images = bt::test::slurp(bad / "images.jsonl");  // every key retitles the window and rings
+  for (size_t at = 0; (at = images.find("\"image\":\"", at)) != std::string::npos; at += 9)
+    images.insert(at + 9, "\\u001b]0;pwned\\u0007\\u001b[2J");
+  std::ofstream(bad / "images.jsonl") << images;
+  const std::vector<std::string> query{"search", "--index", bad.string(), "--query", "a cartoon", "--top_k", "2",
+                                       "--contact_sheet", (root_ / "bad.png").string()};
+  ASSERT_EQ(run(query, "search_doctored"), 1) << log("search_doctored");
+  const std::string out = log("search_doctored");
+  EXPECT_FALSE(fs::exists(canary)) << out;
+  EXPECT_NE(out.find((bad / "index.json").string() + ": data 'pipe:touch"), std::string::npos) << out;
+  EXPECT_NE(out.find("\\x1b]0;pwned\\x07"), std::string::npos) << out;  // the keys, escaped
+  EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+  EXPECT_EQ(out.find('\x07'), std::string::npos) << out;
+  // Data with fewer rows than the index's keys: one line naming the index (was vector::_M_range_check).
+  {
+    std::istringstream in(bt::test::slurp(root_ / "data" / "captions.jsonl"));
+    std::ofstream two(root_ / "data" / "two.jsonl");
+    std::string line;
+    for (int i = 0; i < 2 && std::getline(in, line); ++i) two << line << "\n";
+  }
+  index["data"] = (root_ / "data" / "two.jsonl").string();
+  std::ofstream(bad / "index.json") << index.dump();
+  std::vector<std::string> top_all = query;
+  top_all[6] = "8";
+  ASSERT_EQ(run(top_all, "search_fewer"), 1) << log("search_fewer");
+  EXPECT_NE(log("search_fewer").find("error: " + (bad / "index.json").string() + ": its images.jsonl names row "),
+            std::string::npos) << log("search_fewer");
+  EXPECT_EQ(log("search_fewer").find("_M_range_check"), std::string::npos) << log("search_fewer");
+}
+
 }  // namespace
