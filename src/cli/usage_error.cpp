@@ -52,7 +52,7 @@ std::string range_text(const CLI::Option* opt, const std::string& flag, const st
   if (!starts_with(msg, head) || m == std::string::npos || t == std::string::npos || t < m) return flag + ": " + msg;
   const std::string value = msg.substr(head.size(), m - head.size());
   const std::string lo = msg.substr(m + mid.size(), t - m - mid.size()), hi = msg.substr(t + to.size());
-  const double low = std::strtod(lo.c_str(), nullptr), high = std::strtod(hi.c_str(), nullptr);
+  const double high = std::strtod(hi.c_str(), nullptr);
   std::string bound;
   if (positive_only(opt))
     bound = "must be > 0";

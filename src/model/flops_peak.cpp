@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -86,7 +86,9 @@ std::string CpuPeakKey::text() const {
 
 const std::string& cpu_model_name() {
   static const std::string name = [] {
-    std::ifstream in("/proc/cpuinfo");
+    std::vector<uint8_t> bytes;
+    if (!try_read_regular_file("/proc/cpuinfo", bytes, 16u << 20).empty()) return std::string();
+    std::istringstream in(std::string(bytes.begin(), bytes.end()));
     for (std::string line; std::getline(in, line);)
       if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
         std::string v = line.substr(line.find(':') + 1);

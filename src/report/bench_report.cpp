@@ -14,11 +14,6 @@ std::string f1(double v) {
   std::snprintf(b, sizeof b, "%.1f", v);
   return b;
 }
-std::string f2(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.2f", v);
-  return b;
-}
 // Enough significant digits to compare rows (0.0146 vs 0.0151 TFLOP/s, not 0.01 vs 0.02).
 std::string g3(double v) {
   char b[32];

@@ -249,7 +249,7 @@ std::string python_float(double v) {
   std::string out = neg ? "-" : "";
   if (exp < -4 || exp >= 16) {  // repr's switch to exponent form
     out += digits.substr(0, 1) + (digits.size() > 1 ? "." + digits.substr(1) : "");
-    char ex[8];
+    char ex[16];  // "e-308" fits in 8; 16 because gcc cannot see that the exponent has at most 3 digits
     std::snprintf(ex, sizeof ex, "e%c%02d", exp < 0 ? '-' : '+', std::abs(exp));
     return out + ex;
   }

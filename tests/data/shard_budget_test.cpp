@@ -7,6 +7,7 @@
 
 #include "../common/error_of.h"
 #include "../common/peak_growth.h"
+#include "../common/sanitizers.h"
 #include "../common/user_typed.h"
 #include "data/shard_stream.h"
 #include "data/streamed_dataset.h"
@@ -85,7 +86,11 @@ TEST(ShardBudget, OneKeyWithThousandsOfLongMemberNamesKeepsAFew) {
   EXPECT_NE(bad.first[0].find("no image (members: k.0nnn"), std::string::npos) << bad.first[0].substr(0, 300);
   EXPECT_NE(bad.first[0].find(", ... (3000 members)"), std::string::npos) << bad.first[0].substr(0, 300);
   EXPECT_LT(bad.first[0].size(), 2000u);
-  EXPECT_LT(grew, 20 * kMB);  // the names kept: 8 of them, clipped (was every one: 60 MB)
+  // The names kept: 8 of them, clipped (was every one: 60 MB). Under ASan freed blocks wait in its quarantine, so
+  // the names read and dropped count as resident too: the bound holds for glibc's allocator only.
+  if (!BT_TEST_REPLACED_MALLOC) {
+    EXPECT_LT(grew, 20 * kMB);
+  }
 }
 
 TEST(ShardBudget, AnEndlessRunOfMembersWithoutASampleEndsTheShard) {

@@ -52,10 +52,13 @@ Schedule saved_schedule(const TrainRun& r, const TrainerState& saved) {
 // Another step count (or schedule, or warm-up) re-plans the rate under the saved optimizer: where a step still to
 // train gets another rate than the checkpoint's run planned, one line says so and where it jumps (issue 57: HF
 // resumes with the new plan silently; extending or shortening a run is a choice, so explained, not refused). A
-// checkpoint at or past this run's last step would train nothing: refused.
+// checkpoint past this run's last step, or at it for a run planned longer, would train nothing: refused. One at the
+// last step of the run it was made by is a run stopped before its final files: the resume writes them (a preempted
+// job requeued with `latest` finishes).
 void check_resume_schedule(const TrainRun& r, const TrainerState& saved, const std::string& dir) {
   const Schedule was = saved_schedule(r, saved), now = r.plan.schedule;
-  if (saved.global_step >= now.total_steps)
+  const bool finishes_its_own_run = saved.global_step == now.total_steps && was.total_steps == now.total_steps;
+  if (saved.global_step >= now.total_steps && !finishes_its_own_run)
     fail("--resume_from_checkpoint ", dir, ": it is at step ", saved.global_step, ", and this run ends at step ",
          now.total_steps, " (--max_steps / --num_train_epochs): nothing would be trained; give more steps than ",
          saved.global_step, " (or start a new --output_dir)");

@@ -123,10 +123,8 @@ TrainLoop::TrainLoop(TrainRun& r)
   if (r_.main_rank) metrics_->add_integrations(s_.tensorboard_dir);  // --report_to: TensorBoard, MLflow
   // Streamed shards have no known row count: the dataset's size is the samples the run reads (steps x batch).
   say(str("training ", r_.cfg.text.hidden_size, "-wide BridgeTower (", r_.model->count_parameters(true),
-          " trainable parameters) on ",
-          streamed_train(r_) ? str("streamed shards (", r_.train_ds->size(), " samples over the run)")
-                             : str(r_.train_ds->size(), " rows"),
-          ": ", r_.plan.total_steps, " steps of ",
+          " trainable parameters) on ", streamed_train(r_) ? str("streamed shards (", r_.train_ds->size(),
+          " samples over the run)") : str(r_.train_ds->size(), " rows"), ": ", r_.plan.total_steps, " steps of ",
           r_.batch() * o_.gradient_accumulation_steps * o_.world_size, " samples, ", o_.dataloader_num_workers,
           " loader workers, device ", r_.device.str(),
           r_.device.is_cpu() ? str(" (", r_.torch_threads, " torch threads)") : ""));
@@ -296,8 +294,7 @@ void TrainLoop::flush_window() {
       ? str(fmt("%.0f", rec.epoch), " (its length not known yet: ", r_.st.global_step * r_.batch() *
             o_.gradient_accumulation_steps, " samples read)")
       : fmt("%.2f", rec.epoch);
-  say(str("step ", rec.step, "/", r_.plan.total_steps, " | loss ", fmt("%.4f", rec.loss), " | ",
-          lr_text(o_, s_, rec.lr),
+  say(str("step ", rec.step, "/", r_.plan.total_steps, " | loss ", fmt("%.4f", rec.loss), " | ", lr_text(o_, s_, rec.lr),
           " | ", fmt("%.1f", rec.samples_per_s), " samples/s | data wait ", fmt("%.1f", rec.data_wait_percent),
           "% | epoch ", epoch,
           rec.skipped_samples ? str(" | ", rec.skipped_samples, " bad samples skipped") : std::string(),

@@ -81,6 +81,7 @@ TEST(GpuMedia, MediaDecodeModes) {
   }
   EXPECT_FALSE(feed::GpuMediaPipeline::decode_jpegs_on_device(loader::MediaDecode::kCpu));
   train::TrainOptions o;
+  o.demo = true;  // any data: the flag pair is refused before data is read
   o.media_decode = loader::MediaDecode::kGpu;  // without --use_media_pipeline the CPU loader decodes everything
   EXPECT_NE(error_of([&] { train::run_train(o); }).find("--media_decode gpu needs --use_media_pipeline"),
             std::string::npos);
