@@ -14,24 +14,17 @@
 #include "common/cpu_isa.h"
 #include "data/synth.h"
 #include "report/run_log.h"
+#include "cli_result.h"
 #include "run_bridgetune.h"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string err;
-};
-
+using Result = bt::test::CliResult;
 using bt::test::slurp;
 using bt::test::spawn_bridgetune;
-
-Result run(const std::vector<std::string>& args, const fs::path& log) {
-  const int code = bt::test::wait_exit_code(spawn_bridgetune(args, log));
-  return {code, slurp(log)};
-}
+constexpr auto run = bt::test::run_cli;
 
 class TrainCli : public ::testing::Test {
  protected:

@@ -13,23 +13,16 @@
 
 #include "data/synth.h"
 #include "report/run_log.h"
+#include "cli_result.h"
 #include "run_bridgetune.h"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string err;
-};
-
+using Result = bt::test::CliResult;
 using bt::test::slurp;
-
-Result run(const std::vector<std::string>& args, const fs::path& log) {
-  const int code = bt::test::wait_exit_code(bt::test::spawn_bridgetune(args, log));
-  return {code, slurp(log)};
-}
+constexpr auto run = bt::test::run_cli;
 
 class TrainInputsCli : public ::testing::Test {
  protected:
